@@ -1,0 +1,95 @@
+package catalog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/xrash/smetrics"
+)
+
+// NotFoundError says a name is not in the catalog and offers the closest ones.
+type NotFoundError struct {
+	Kind    string   // "model", "link", "gpu", "engine"
+	Name    string   // as the user typed it
+	Closest []string // best first
+}
+
+func (e *NotFoundError) Error() string {
+	msg := fmt.Sprintf("unknown %s %q", e.Kind, e.Name)
+	if len(e.Closest) > 0 {
+		msg += "; did you mean " + strings.Join(e.Closest, ", ") + "?"
+	}
+	return msg + fmt.Sprintf(" (kvplan %ss list shows them all)", e.Kind)
+}
+
+// normalize makes names forgiving: case-insensitive, and an organisation
+// prefix ("Qwen/") is dropped, so "Qwen/Qwen3-0.6B" finds "qwen3-0.6b".
+func normalize(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if i := strings.LastIndex(s, "/"); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
+
+func find[T any](kind, name string, list []*T, names func(*T) []string) (*T, error) {
+	want := normalize(name)
+	for _, x := range list {
+		for _, n := range names(x) {
+			if n != "" && normalize(n) == want {
+				return x, nil
+			}
+		}
+	}
+	type scored struct {
+		name  string
+		score float64
+	}
+	var cands []scored
+	for _, x := range list {
+		ns := names(x)
+		best := 0.0
+		for _, n := range ns {
+			s := smetrics.JaroWinkler(want, normalize(n), 0.7, 4)
+			if strings.Contains(normalize(n), want) && want != "" {
+				s += 0.2
+			}
+			if s > best {
+				best = s
+			}
+		}
+		cands = append(cands, scored{ns[0], best})
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	var closest []string
+	for _, c := range cands {
+		if len(closest) == 3 || c.score < 0.6 {
+			break
+		}
+		closest = append(closest, c.name)
+	}
+	return nil, &NotFoundError{Kind: kind, Name: name, Closest: closest}
+}
+
+// Model finds a model by name, alias or Hugging Face id.
+func (c *Catalog) Model(name string) (*Model, error) {
+	return find("model", name, c.Models, func(m *Model) []string {
+		return append(append([]string{m.Name}, m.Aliases...), m.HFID)
+	})
+}
+
+// Link finds a link by name or alias.
+func (c *Catalog) Link(name string) (*Link, error) {
+	return find("link", name, c.Links, func(l *Link) []string { return append([]string{l.Name}, l.Aliases...) })
+}
+
+// GPU finds a GPU by name or alias.
+func (c *Catalog) GPU(name string) (*GPU, error) {
+	return find("gpu", name, c.GPUs, func(g *GPU) []string { return append([]string{g.Name}, g.Aliases...) })
+}
+
+// Engine finds a serving engine by name.
+func (c *Catalog) Engine(name string) (*Engine, error) {
+	return find("engine", name, c.Engines, func(e *Engine) []string { return []string{e.Name} })
+}

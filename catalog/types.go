@@ -1,0 +1,100 @@
+package catalog
+
+// Model is one model architecture: what the KV arithmetic, the weight
+// accounting and the prefill estimate need, and no more.
+//
+// A model's decoder layers are described by Layout, a list of groups. When
+// Layout is empty every one of Layers is a full-attention layer with the
+// model's KVHeads and HeadDim. Groups may override the geometry (Gemma-4's
+// global layers have their own kv heads and head_dim).
+type Model struct {
+	Name    string   `toml:"name" json:"name,omitempty"`       // catalog id, lower-case: "qwen3-0.6b"
+	Aliases []string `toml:"aliases" json:"aliases,omitempty"` // other names that resolve to it
+	HFID    string   `toml:"hf_id" json:"hf_id,omitempty"`     // Hugging Face repository id: "Qwen/Qwen3-0.6B"
+
+	ParamsTotal    int64  `toml:"params_total" json:"params_total,omitempty"`   // all parameters
+	ParamsActive   int64  `toml:"params_active" json:"params_active,omitempty"` // per token, for MoE; 0 means ParamsTotal
+	WeightDtype    string `toml:"weight_dtype" json:"weight_dtype,omitempty"`   // bf16, fp16, fp8, int8, int4, mxfp4
+	WeightsBytes   int64  `toml:"weights_bytes" json:"weights_bytes,omitempty"` // checkpoint size when params × dtype is wrong (mixed precision); optional
+	TiedEmbeddings bool   `toml:"tied_embeddings" json:"tied_embeddings"`       // input and output embeddings share one matrix
+	VocabSize      int    `toml:"vocab_size" json:"vocab_size,omitempty"`
+	HiddenSize     int    `toml:"hidden_size" json:"hidden_size,omitempty"`
+	AttentionHeads int    `toml:"attention_heads" json:"attention_heads,omitempty"` // query heads
+	MaxContext     int    `toml:"max_context" json:"max_context,omitempty"`         // max_position_embeddings
+
+	Layers    int    `toml:"layers" json:"layers,omitempty"`         // decoder layers of every kind, MTP layers excluded
+	KVHeads   int    `toml:"kv_heads" json:"kv_heads,omitempty"`     // key/value heads of a full-attention layer
+	HeadDim   int    `toml:"head_dim" json:"head_dim,omitempty"`     // per-head dimension of K and V
+	KVDtype   string `toml:"kv_dtype" json:"kv_dtype,omitempty"`     // default KV cache dtype (the model's torch_dtype)
+	MTPLayers int    `toml:"mtp_layers" json:"mtp_layers,omitempty"` // multi-token-prediction layers; not counted in KV bytes
+
+	MLA    *MLA         `toml:"mla" json:"mla,omitempty"`       // multi-head latent attention (DeepSeek-V2/V3, Kimi K2)
+	Layout []LayerGroup `toml:"layout" json:"layout,omitempty"` // per-layer attention layout; empty = all full
+
+	Source string `toml:"source" json:"source,omitempty"` // where these figures come from
+
+	File string `toml:"-" json:"-"` // catalog file this entry was read from
+	Line int    `toml:"-" json:"-"` // line of the entry in File
+}
+
+// MLA holds the latent ranks of multi-head latent attention. Each MLA layer
+// caches one latent of kv_lora_rank + qk_rope_head_dim elements per token,
+// not split by tensor parallelism.
+type MLA struct {
+	KVLoraRank    int `toml:"kv_lora_rank" json:"kv_lora_rank,omitempty"`
+	QKRopeHeadDim int `toml:"qk_rope_head_dim" json:"qk_rope_head_dim,omitempty"`
+}
+
+// Layer kinds of a LayerGroup.
+const (
+	LayerFull    = "full"    // full attention: KV for every token of the request
+	LayerSliding = "sliding" // sliding window: KV for at most Window tokens
+	LayerLinear  = "linear"  // linear attention or Mamba: a constant state per request
+)
+
+// LayerGroup is Count decoder layers of one kind and geometry.
+type LayerGroup struct {
+	Kind       string `toml:"kind" json:"kind,omitempty"`               // full, sliding or linear
+	Count      int    `toml:"count" json:"count,omitempty"`             // number of layers
+	Window     int    `toml:"window" json:"window,omitempty"`           // sliding window in tokens (sliding only)
+	KVHeads    int    `toml:"kv_heads" json:"kv_heads,omitempty"`       // overrides Model.KVHeads; 0 = inherit
+	HeadDim    int    `toml:"head_dim" json:"head_dim,omitempty"`       // overrides Model.HeadDim; 0 = inherit
+	StateBytes int64  `toml:"state_bytes" json:"state_bytes,omitempty"` // per layer per request (linear only)
+}
+
+// Link is a path that KV travels between a prefill and a decode worker.
+type Link struct {
+	Name        string   `toml:"name" json:"name,omitempty"`
+	Aliases     []string `toml:"aliases" json:"aliases,omitempty"`
+	Description string   `toml:"description" json:"description,omitempty"`
+	Nominal     string   `toml:"nominal" json:"nominal,omitempty"`       // line rate with unit: "1Gbps", "25GB/s"
+	Effective   string   `toml:"effective" json:"effective,omitempty"`   // achieved throughput with unit; or give Efficiency
+	Efficiency  float64  `toml:"efficiency" json:"efficiency,omitempty"` // effective / nominal, in (0, 1]; used when Effective is empty
+	Latency     string   `toml:"latency" json:"latency,omitempty"`       // per-transfer latency: "0.5ms", "20us"
+	Shared      bool     `toml:"shared" json:"shared"`                   // concurrent transfers divide the throughput
+	Source      string   `toml:"source" json:"source,omitempty"`
+
+	NominalBytesPerS   float64 `toml:"-" json:"nominal_bytes_per_s"`
+	EffectiveBytesPerS float64 `toml:"-" json:"effective_bytes_per_s"`
+	LatencyMS          float64 `toml:"-" json:"latency_ms"`
+	File               string  `toml:"-" json:"-"`
+	Line               int     `toml:"-" json:"-"`
+}
+
+// GPU is one accelerator model.
+type GPU struct {
+	Name            string   `toml:"name" json:"name,omitempty"`
+	Aliases         []string `toml:"aliases" json:"aliases,omitempty"`
+	Description     string   `toml:"description" json:"description,omitempty"`
+	Memory          string   `toml:"memory" json:"memory,omitempty"`                     // total memory as the driver reports it: "81559MiB"
+	BF16TFLOPS      float64  `toml:"bf16_tflops" json:"bf16_tflops,omitempty"`           // dense bf16 tensor TFLOP/s
+	MemoryBandwidth string   `toml:"memory_bandwidth" json:"memory_bandwidth,omitempty"` // "3.35TB/s"
+	PrefillMFU      float64  `toml:"prefill_mfu" json:"prefill_mfu,omitempty"`           // fraction of BF16TFLOPS a prefill reaches, in (0, 1]
+	USDPerHour      float64  `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`         // on-demand price of one GPU
+	Source          string   `toml:"source" json:"source,omitempty"`
+
+	MemoryBytes          int64   `toml:"-" json:"memory_bytes"`
+	MemoryBandwidthBytes float64 `toml:"-" json:"memory_bandwidth_bytes_per_s"`
+	File                 string  `toml:"-" json:"-"`
+	Line                 int     `toml:"-" json:"-"`
+}
