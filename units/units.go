@@ -132,6 +132,6 @@ func MS(ms float64) string {
 	case ms >= 1:
 		return strconv.FormatFloat(ms, 'f', 2, 64) + " ms"
 	default:
-		return strconv.FormatFloat(ms, 'f', 4, 64) + " ms"
+		return strconv.FormatFloat(ms, 'f', 3, 64) + " ms"
 	}
 }

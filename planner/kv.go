@@ -1,0 +1,125 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
+)
+
+// KVScenario asks for the KV size of a request.
+type KVScenario struct {
+	Model   *catalog.Model
+	KVDtype string // "" = the model's default
+	TP      int    // 0 or 1 = no tensor parallelism
+	Tokens  int
+}
+
+// KVPlan is the KV size of one token and one request, per tensor-parallel
+// rank and for all ranks together.
+type KVPlan struct {
+	Model                   string     `json:"model"`
+	KVDtype                 string     `json:"kv_dtype"`
+	TP                      int        `json:"tp"`
+	KVBytesPerToken         int64      `json:"kv_bytes_per_token"`
+	FullAttnBytesPerToken   int64      `json:"full_attention_bytes_per_token"`
+	StateBytesPerRequest    int64      `json:"state_bytes_per_request"`
+	Tokens                  int        `json:"tokens"`
+	KVBytes                 int64      `json:"kv_bytes"`
+	KVBytesAllRanks         int64      `json:"kv_bytes_all_ranks"`
+	SlidingWindowCapApplied bool       `json:"sliding_window_cap_applied"`
+	MTPConvention           string     `json:"mtp_convention"`
+	Derivation              Derivation `json:"derivation,omitempty"`
+
+	kv *models.KV
+}
+
+// PlanKV computes the KV bytes of sc.Tokens tokens of sc.Model.
+func PlanKV(sc KVScenario) (*KVPlan, error) {
+	if sc.Model == nil {
+		return nil, fmt.Errorf("no model given")
+	}
+	if sc.Tokens < 0 {
+		return nil, fmt.Errorf("tokens must be >= 0 (got %d)", sc.Tokens)
+	}
+	if sc.TP < 0 {
+		return nil, fmt.Errorf("tp must be >= 1 (got %d)", sc.TP)
+	}
+	kv, err := models.NewKV(sc.Model, models.KVOptions{KVDtype: sc.KVDtype, TP: sc.TP})
+	if err != nil {
+		return nil, err
+	}
+	p := &KVPlan{
+		Model:                 sc.Model.Name,
+		KVDtype:               kv.KVDtype,
+		TP:                    kv.TP,
+		KVBytesPerToken:       kv.BytesPerToken(),
+		FullAttnBytesPerToken: kv.FullBytesPerToken(),
+		StateBytesPerRequest:  kv.StateBytesPerRequest(),
+		Tokens:                sc.Tokens,
+		KVBytes:               kv.RequestBytes(sc.Tokens),
+		MTPConvention:         models.MTPConvention,
+		kv:                    kv,
+	}
+	p.KVBytesAllRanks = p.KVBytes * int64(kv.TP)
+	p.SlidingWindowCapApplied = p.KVBytes < int64(sc.Tokens)*p.KVBytesPerToken+p.StateBytesPerRequest
+	d := &p.Derivation
+	for _, g := range kv.Groups {
+		switch {
+		case g.Kind == catalog.LayerLinear:
+			d.Add("state_bytes_"+g.Kind, float64(int64(g.Count)*g.StateBytesEach), "B/request",
+				"layers × state bytes per layer", "%d × %d", g.Count, g.StateBytesEach)
+		case g.Kind == "mla":
+			d.Add("kv_bytes_per_token_mla", float64(g.BytesPerToken()), "B/token",
+				"layers × (kv_lora_rank + qk_rope_head_dim) × bytes per element (one latent, not split by tp)",
+				"%d × %d × %d", g.Count, g.HeadDim, g.BytesPerElement)
+		default:
+			name := "kv_bytes_per_token_" + g.Kind
+			formula := "layers × 2 (K and V) × kv heads per rank × head_dim × bytes per element"
+			if g.Window > 0 {
+				name = fmt.Sprintf("%s_window_%d", name, g.Window)
+			}
+			d.Add(name, float64(g.BytesPerToken()), "B/token", formula,
+				"%d × 2 × %d × %d × %d", g.Count, g.KVHeadsPerRank, g.HeadDim, g.BytesPerElement)
+			if kv.TP > 1 {
+				d.Note(fmt.Sprintf("kv heads per rank = max(1, kv heads / tp) with tp %d", kv.TP))
+			}
+		}
+	}
+	d.Add("kv_bytes_per_token", float64(p.KVBytesPerToken), "B/token", "sum over attention layer groups", "%d", p.KVBytesPerToken)
+	d.Note(models.MTPConvention)
+	d.Add("kv_bytes", float64(p.KVBytes), "B", requestFormula(kv), "%s", requestValues(kv, sc.Tokens))
+	return p, nil
+}
+
+func requestFormula(kv *models.KV) string {
+	f := "tokens × kv_bytes_per_token"
+	if kv.HasWindows() {
+		f = "Σ groups min(tokens, window) × group bytes per token"
+	}
+	if kv.StateBytesPerRequest() > 0 {
+		f += " + linear state per request"
+	}
+	return f
+}
+
+func requestValues(kv *models.KV, tokens int) string {
+	s := ""
+	for _, g := range kv.Groups {
+		if g.Kind == catalog.LayerLinear {
+			continue
+		}
+		t := tokens
+		if g.Window > 0 {
+			t = min(tokens, g.Window)
+		}
+		if s != "" {
+			s += " + "
+		}
+		s += fmt.Sprintf("%d × %d", t, g.BytesPerToken())
+	}
+	if st := kv.StateBytesPerRequest(); st > 0 {
+		s += fmt.Sprintf(" + %d", st)
+	}
+	return s
+}
