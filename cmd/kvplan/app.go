@@ -1,0 +1,115 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes, as `kvplan --help` lists them.
+const (
+	ExitOK       = 0 // no failing finding
+	ExitFindings = 1 // a rule found a failing finding
+	ExitUsage    = 2 // bad invocation or bad input (flags, names, files)
+	ExitInternal = 3 // a bug in kvplan
+)
+
+const exitCodesHelp = `EXIT CODES:
+   0  ok: no failing finding
+   1  findings: a rule failed (check, and commands whose rules apply)
+   2  usage or input error: a bad flag, name, number or file
+   3  internal error: a bug in kvplan; please report it`
+
+// findingsError makes run exit 1 after the output was written.
+type findingsError struct{ n int }
+
+func (e findingsError) Error() string { return fmt.Sprintf("%d failing finding(s)", e.n) }
+
+// internalError makes run exit 3.
+type internalError struct{ err error }
+
+func (e internalError) Error() string { return "internal error: " + e.err.Error() }
+
+// run is kvplan's whole life: parse args, act, write to stdout and stderr,
+// and return the exit code. Tests call it with buffers.
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "kvplan: internal error: %v (this is a bug in kvplan; please report it with the command you ran)\n", r)
+			code = ExitInternal
+		}
+	}()
+	app := newApp(stdout, stderr)
+	err := app.Run(args)
+	if err == nil {
+		return ExitOK
+	}
+	var fe findingsError
+	if errors.As(err, &fe) {
+		return ExitFindings
+	}
+	var ie internalError
+	if errors.As(err, &ie) {
+		fmt.Fprintf(stderr, "kvplan: %v\n", err)
+		return ExitInternal
+	}
+	fmt.Fprintf(stderr, "kvplan: %s\n", oneLine(err.Error()))
+	return ExitUsage
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"}
+	app := &cli.App{
+		Name:  "kvplan",
+		Usage: "predict KV sizes, disaggregation, memory and routing of an LLM-serving deployment before you deploy it",
+		Description: `kvplan answers, from a catalog of models, links and GPUs:
+   how many bytes of KV a token and a request cost      kvplan kv --model qwen3-8b --tokens 8000
+   whether splitting prefill and decode pays off        kvplan disagg --model qwen3-0.6b --link 1gbe
+   how the catalog looks                                kvplan models list
+
+` + exitCodesHelp,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Commands: []*cli.Command{
+			kvCommand(),
+			disaggCommand(),
+			memoryCommand(),
+			catalogCommand("models", "model architectures", listModels, showModel, importCommand()),
+			catalogCommand("links", "links between prefill and decode workers", listLinks, showLink, nil),
+			catalogCommand("gpus", "GPUs", listGPUs, showGPU, nil),
+		},
+		CustomAppHelpTemplate: cli.AppHelpTemplate,
+		ExitErrHandler:        func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return fmt.Errorf("%v (see kvplan --help)", err)
+		},
+		Suggest:                true,
+		UseShortOptionHandling: false,
+		HideVersion:            true,
+	}
+	for _, c := range app.Commands {
+		setUsageErrors(c)
+	}
+	return app
+}
+
+// setUsageErrors makes flag errors of every subcommand one line, exit 2.
+func setUsageErrors(c *cli.Command) {
+	name := c.Name
+	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+		return fmt.Errorf("%s: %v (see kvplan %s --help)", name, err, name)
+	}
+	if c.CustomHelpTemplate == "" {
+		c.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelp + "\n"
+	}
+	for _, s := range c.Subcommands {
+		setUsageErrors(s)
+	}
+}

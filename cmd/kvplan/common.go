@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/planner"
+	"github.com/kvplan/kvplan/report"
+)
+
+// commonFlags are accepted by every command that prints a result.
+func commonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table",
+			Usage: "output format: table, json or markdown"},
+		&cli.StringSliceFlag{Name: "catalog", EnvVars: []string{catalog.EnvVar},
+			Usage: "directory (or file) of *.toml catalog entries merged over the embedded catalog; repeatable. Precedence: flag > $" + catalog.EnvVar + " > embedded"},
+		&cli.BoolFlag{Name: "explain", Usage: "show every figure with its formula and the values that produced it"},
+	}
+}
+
+func withCommon(flags ...cli.Flag) []cli.Flag { return append(flags, commonFlags()...) }
+
+// loadCatalog loads the embedded catalog and the user's directories.
+func loadCatalog(c *cli.Context) (*catalog.Catalog, error) {
+	var dirs []string
+	for _, d := range c.StringSlice("catalog") {
+		dirs = append(dirs, filepath.SplitList(d)...)
+	}
+	return catalog.Load(dirs...)
+}
+
+// outputFormat checks -o against the formats a command supports.
+func outputFormat(c *cli.Context, extra ...string) (string, error) {
+	f := c.String("output")
+	ok := append(report.Formats(), extra...)
+	if !slices.Contains(ok, f) {
+		return "", fmt.Errorf("-o %q is not a format; use one of %s", f, strings.Join(ok, ", "))
+	}
+	return f, nil
+}
+
+// emit renders doc to stdout, adding the derivation when --explain is set.
+func emit(c *cli.Context, doc *report.Doc, d planner.Derivation) error {
+	f, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	if c.Bool("explain") {
+		doc.Explain = d.String()
+	}
+	var buf bytes.Buffer
+	if err := report.Render(&buf, f, doc); err != nil {
+		return internalError{err}
+	}
+	_, err = c.App.Writer.Write(buf.Bytes())
+	return err
+}
+
+// positive reads an int flag that must be > 0 (or >= 0 when zeroOK).
+func positive(c *cli.Context, name string, zeroOK bool) (int, error) {
+	v := c.Int(name)
+	if v < 0 || (v == 0 && !zeroOK) {
+		want := "> 0"
+		if zeroOK {
+			want = ">= 0"
+		}
+		return 0, fmt.Errorf("--%s %d: must be %s", name, v, want)
+	}
+	if v > 100_000_000 {
+		return 0, fmt.Errorf("--%s %d: absurdly large; kvplan accepts up to 100,000,000", name, v)
+	}
+	return v, nil
+}
+
+// kvDtype checks --kv-dtype.
+func kvDtype(c *cli.Context) (string, error) {
+	d := strings.ToLower(c.String("kv-dtype"))
+	if d != "" && !slices.Contains(catalog.KVDtypes, d) {
+		return "", fmt.Errorf("--kv-dtype %q: want one of %s", d, strings.Join(catalog.KVDtypes, ", "))
+	}
+	return d, nil
+}
+
+// tpFlag checks --tp.
+func tpFlag(c *cli.Context) (int, error) {
+	tp := c.Int("tp")
+	if tp < 1 || tp > 1024 {
+		return 0, fmt.Errorf("--tp %d: must be between 1 and 1024", tp)
+	}
+	return tp, nil
+}
+
+func modelFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "catalog model name or Hugging Face id (required; kvplan models list)"},
+		&cli.StringFlag{Name: "kv-dtype", Usage: "KV cache dtype: bf16, fp16, fp8 or int8 (default: the model's)"},
+		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel ranks; kv heads per rank = max(1, kv_heads / tp)"},
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// required checks that string flags were given; urfave/cli's own check
+// prints the whole help to stdout, which buries the one line that matters.
+func required(c *cli.Context, names ...string) error {
+	for _, n := range names {
+		if c.String(n) == "" {
+			return fmt.Errorf("%s: --%s is required (see kvplan %s --help)", c.Command.Name, n, c.Command.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/planner"
+	"github.com/kvplan/kvplan/report"
+	"github.com/kvplan/kvplan/units"
+)
+
+// defaultGPU is the prefill GPU assumed when none is given.
+const defaultGPU = "h100-sxm"
+
+// sameGPULink is the catalog link used when prefill and decode share a GPU.
+const sameGPULink = "same-gpu-nixl"
+
+func disaggCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "disagg",
+		Usage: "whether splitting prefill and decode onto separate workers pays off over a link",
+		UsageText: `kvplan disagg --model qwen3-0.6b --link 1gbe [--input-tokens 1500] [--concurrency 4]
+   kvplan disagg --model llama-3.1-70b --tp 4 --link ib-ndr --prefill-gpu h100-sxm
+   kvplan disagg --model qwen3-0.6b --same-gpu --prefill-ms 80`,
+		Description: `Compares the time to first token (TTFT) of one request served aggregated
+(frontend + prefill) with disaggregated (frontend + prefill + KV transfer while
+--concurrency transfers share the link), and the prefill time the split takes
+off the decode worker. Prefill time is estimated from the GPU's bf16 FLOP/s and
+prefill MFU unless --prefill-ms gives a measured value.`,
+		Flags: withCommon(append(modelFlags(),
+			&cli.StringFlag{Name: "link", Aliases: []string{"l"}, Usage: "link between prefill and decode workers (kvplan links list); default " + sameGPULink + " with --same-gpu"},
+			&cli.IntFlag{Name: "input-tokens", Value: 1500, Usage: "prompt tokens per request"},
+			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "generated tokens per request"},
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "transfers in flight on the link at once"},
+			&cli.StringFlag{Name: "prefill-gpu", Value: defaultGPU, Usage: "GPU of the prefill worker (kvplan gpus list)"},
+			&cli.StringFlag{Name: "decode-gpu", Usage: "GPU of the decode worker (default: the prefill GPU)"},
+			&cli.BoolFlag{Name: "same-gpu", Usage: "prefill and decode workers share one GPU"},
+			&cli.Float64Flag{Name: "prefill-ms", Usage: "measured prefill time in ms (default: estimated from the prefill GPU)"},
+			&cli.Float64Flag{Name: "frontend-ms", Value: planner.DefaultFrontendMS, Usage: "frontend overhead per request in ms (FACTS §5: +13 ms)"},
+		)...),
+		Action: runDisagg,
+	}
+}
+
+func runDisagg(c *cli.Context) error {
+	if err := required(c, "model"); err != nil {
+		return err
+	}
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return err
+	}
+	sc := planner.DisaggScenario{SameGPU: c.Bool("same-gpu"), PrefillMS: c.Float64("prefill-ms"), FrontendMS: c.Float64("frontend-ms")}
+	if sc.Model, err = cat.Model(c.String("model")); err != nil {
+		return err
+	}
+	linkName := c.String("link")
+	if linkName == "" {
+		if !sc.SameGPU {
+			return fmt.Errorf("disagg: --link is required (e.g. --link 1gbe; kvplan links list), or --same-gpu")
+		}
+		linkName = sameGPULink
+	}
+	if sc.Link, err = cat.Link(linkName); err != nil {
+		return err
+	}
+	if sc.PrefillGPU, err = cat.GPU(c.String("prefill-gpu")); err != nil {
+		return err
+	}
+	sc.DecodeGPU = sc.PrefillGPU
+	if name := c.String("decode-gpu"); name != "" {
+		if sc.DecodeGPU, err = cat.GPU(name); err != nil {
+			return err
+		}
+	}
+	if sc.KVDtype, err = kvDtype(c); err != nil {
+		return err
+	}
+	if sc.TP, err = tpFlag(c); err != nil {
+		return err
+	}
+	if sc.InputTokens, err = positive(c, "input-tokens", false); err != nil {
+		return err
+	}
+	if sc.OutputTokens, err = positive(c, "output-tokens", true); err != nil {
+		return err
+	}
+	if sc.Concurrency, err = positive(c, "concurrency", false); err != nil {
+		return err
+	}
+	if sc.PrefillMS < 0 || sc.PrefillMS > 3.6e6 {
+		return fmt.Errorf("--prefill-ms %g: must be between 0 (estimate) and 3,600,000", sc.PrefillMS)
+	}
+	if sc.FrontendMS < 0 || sc.FrontendMS > 3.6e6 {
+		return fmt.Errorf("--frontend-ms %g: must be between 0 and 3,600,000", sc.FrontendMS)
+	}
+	p, err := planner.PlanDisagg(sc)
+	if err != nil {
+		return err
+	}
+	return emit(c, disaggDoc(c, p), p.Derivation)
+}
+
+func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
+	prefillWhere := fmt.Sprintf("%s on %s", p.PrefillSource, p.PrefillGPU)
+	if p.PrefillSource == "given" {
+		prefillWhere = "given"
+	}
+	shareNote := fmt.Sprintf("%d in flight, %s each", p.Concurrency, units.Rate(p.PerTransferBytesPerS))
+	if !p.LinkShared {
+		shareNote = "not shared: each transfer keeps the full rate"
+	}
+	doc := &report.Doc{
+		Title: fmt.Sprintf("Disaggregating %s over %s (%d input tokens)", p.Model, p.Link, p.InputTokens),
+		Sections: []report.Section{
+			{Title: "KV to move", Header: []string{"figure", "value"}, Rows: [][]string{
+				{"KV dtype, tensor parallel", fmt.Sprintf("%s, tp %d", p.KVDtype, p.TP)},
+				{"KV per token (all ranks)", bytesWithExact(p.KVBytesPerToken)},
+				{"KV per request", bytesWithExact(p.KVBytesPerRequest)},
+			}},
+			{Title: "Transfer over " + p.Link, Header: []string{"figure", "value", "note"}, Rows: [][]string{
+				{"effective throughput", units.Rate(p.EffectiveBytesPerS), fmt.Sprintf("latency %s per transfer", units.MS(p.LinkLatencyMS))},
+				{"transfer alone", units.MS(p.TransferMS), ""},
+				{"transfer while shared", units.MS(p.TransferMSShared), shareNote},
+			}},
+			{Title: "Time to first token", Header: []string{"figure", "value", "note"}, Rows: [][]string{
+				{"frontend", units.MS(p.FrontendMS), "HTTP, tokenization, routing"},
+				{"prefill", units.MS(p.PrefillMS), prefillWhere},
+				{"prefill freed from decode", units.MS(p.DecodeStallFreedMS), "what the split gains per request"},
+				{"TTFT aggregated", units.MS(p.TTFTAggMS), "frontend + prefill"},
+				{"TTFT disaggregated", units.MS(p.TTFTDisaggMS), "frontend + prefill + shared transfer"},
+				{"ratio", fmt.Sprintf("%.2f×", p.TTFTRatio), "disaggregated / aggregated"},
+			}},
+		},
+		JSON: jsonWithExplain(c, p, &p.Derivation),
+	}
+	doc.Notes = append(doc.Notes, "Verdict: "+p.Verdict+".")
+	for _, a := range p.Assumptions {
+		doc.Notes = append(doc.Notes, "Assumes "+a+".")
+	}
+	doc.Notes = append(doc.Notes, "Convention: "+p.MTPConvention+".")
+	nm := "Not modelled: "
+	for i, n := range p.NotModelled {
+		if i > 0 {
+			nm += "; "
+		}
+		nm += n
+	}
+	doc.Notes = append(doc.Notes, nm+".")
+	return doc
+}

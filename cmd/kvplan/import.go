@@ -1,0 +1,101 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/models"
+)
+
+func importCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "turn a Hugging Face config.json into a catalog entry",
+		ArgsUsage: "CONFIG.json",
+		UsageText: `kvplan models import config.json --print
+   kvplan models import config.json --name my-model --out ~/.kvplan/my-model.toml
+   KVPLAN_CATALOG=~/.kvplan kvplan kv --model my-model --tokens 4000`,
+		Description: `Reads a local config.json and prints a [[model]] entry in TOML, ready to add
+to a user catalog (--catalog DIR or $KVPLAN_CATALOG). Handles head_dim that is
+missing, null or not hidden/heads; kv-head aliases; MLA; sliding windows;
+layers with their own KV geometry; text_config nesting; linear attention and
+Mamba layers. A config it cannot interpret is an error naming the field.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", Usage: "catalog name (default: from _name_or_path or the file name)"},
+			&cli.BoolFlag{Name: "print", Usage: "print the entry to stdout (the default when --out is not given)"},
+			&cli.StringFlag{Name: "out", Usage: "write the entry to this file"},
+			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
+		},
+		Action: runImport,
+	}
+}
+
+func runImport(c *cli.Context) error {
+	path, opts, err := importArgs(c)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("models import: %w", err)
+	}
+	m, notes, err := models.ImportConfig(data, path, opts.name)
+	if err != nil {
+		return err
+	}
+	out, err := models.EncodeTOML(m)
+	if err != nil {
+		return internalError{err}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(c.App.ErrWriter, "note: %s\n", n)
+	}
+	dest := opts.out
+	if dest == "" || opts.print {
+		if _, err := c.App.Writer.Write(out); err != nil {
+			return err
+		}
+	}
+	if dest != "" {
+		if exists(dest) && !opts.force {
+			return fmt.Errorf("models import: %s exists; add --force to overwrite it, or choose another --out", dest)
+		}
+		if err := os.WriteFile(dest, out, 0o644); err != nil {
+			return fmt.Errorf("models import: %w", err)
+		}
+		fmt.Fprintf(c.App.ErrWriter, "wrote %s (model %q)\n", dest, m.Name)
+	}
+	return nil
+}
+
+type importOptions struct {
+	name, out    string
+	print, force bool
+}
+
+// importArgs reads the config path and the flags, which may also follow the
+// path (`kvplan models import config.json --print`): urfave/cli v2 stops
+// parsing flags at the first argument, so the rest is parsed here.
+func importArgs(c *cli.Context) (string, importOptions, error) {
+	o := importOptions{name: c.String("name"), out: c.String("out"), print: c.Bool("print"), force: c.Bool("force")}
+	if c.NArg() == 0 {
+		return "", o, fmt.Errorf("models import: give the path of a config.json")
+	}
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.name, "name", o.name, "")
+	fs.StringVar(&o.out, "out", o.out, "")
+	fs.BoolVar(&o.print, "print", o.print, "")
+	fs.BoolVar(&o.force, "force", o.force, "")
+	if err := fs.Parse(c.Args().Tail()); err != nil {
+		return "", o, fmt.Errorf("models import: %v (see kvplan models import --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return "", o, fmt.Errorf("models import: give exactly one config.json path (got also %q)", fs.Args())
+	}
+	return c.Args().First(), o, nil
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/planner"
+	"github.com/kvplan/kvplan/report"
+	"github.com/kvplan/kvplan/units"
+)
+
+func kvCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "kv",
+		Usage:     "KV cache bytes of one token and of one request",
+		UsageText: "kvplan kv --model qwen3-8b --tokens 8000 [--kv-dtype fp8] [--tp 2] [-o json] [--explain]",
+		Flags: withCommon(append(modelFlags(),
+			&cli.IntFlag{Name: "tokens", Aliases: []string{"n"}, Value: 1, Usage: "tokens in the request"},
+		)...),
+		Action: runKV,
+	}
+}
+
+func runKV(c *cli.Context) error {
+	if err := required(c, "model"); err != nil {
+		return err
+	}
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return err
+	}
+	m, err := cat.Model(c.String("model"))
+	if err != nil {
+		return err
+	}
+	dtype, err := kvDtype(c)
+	if err != nil {
+		return err
+	}
+	tp, err := tpFlag(c)
+	if err != nil {
+		return err
+	}
+	tokens, err := positive(c, "tokens", false)
+	if err != nil {
+		return err
+	}
+	p, err := planner.PlanKV(planner.KVScenario{Model: m, KVDtype: dtype, TP: tp, Tokens: tokens})
+	if err != nil {
+		return err
+	}
+	rows := [][]string{
+		{"model", p.Model},
+		{"KV dtype", p.KVDtype},
+		{"tensor parallel", fmt.Sprintf("%d", p.TP)},
+		{"KV per token (per rank)", bytesWithExact(p.KVBytesPerToken)},
+	}
+	if p.FullAttnBytesPerToken != p.KVBytesPerToken {
+		rows = append(rows, []string{"  of which full-attention layers", bytesWithExact(p.FullAttnBytesPerToken)})
+	}
+	if p.StateBytesPerRequest > 0 {
+		rows = append(rows, []string{"linear-attention state per request", bytesWithExact(p.StateBytesPerRequest)})
+	}
+	rows = append(rows,
+		[]string{fmt.Sprintf("KV for %d tokens (per rank)", p.Tokens), bytesWithExact(p.KVBytes)},
+	)
+	if p.TP > 1 {
+		rows = append(rows, []string{"KV for the request, all ranks", bytesWithExact(p.KVBytesAllRanks)})
+	}
+	notes := []string{"Convention: " + p.MTPConvention + "."}
+	if p.SlidingWindowCapApplied {
+		notes = append(notes, "Sliding-window layers hold at most their window of tokens per request.")
+	}
+	doc := &report.Doc{
+		Title:    fmt.Sprintf("KV cache of %s", p.Model),
+		Sections: []report.Section{{Header: []string{"figure", "value"}, Rows: rows}},
+		Notes:    notes,
+		JSON:     jsonWithExplain(c, p, &p.Derivation),
+	}
+	return emit(c, doc, p.Derivation)
+}
+
+// bytesWithExact shows a size in human units with the exact byte count.
+func bytesWithExact(b int64) string {
+	return fmt.Sprintf("%s (%d B)", units.Bytes(b), b)
+}
+
+// jsonWithExplain drops the derivation from JSON unless --explain is set.
+func jsonWithExplain(c *cli.Context, v any, d *planner.Derivation) any {
+	if !c.Bool("explain") {
+		*d = nil
+	}
+	return v
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
+
+// kvplan runs the CLI in-process and returns stdout, stderr and exit code.
+func kvplan(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"kvplan"}, args...), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// golden compares got with testdata/golden/name, or rewrites it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/kvplan -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (review, then go test ./cmd/kvplan -update):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"kv.table", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "3000"}},
+		{"kv.json", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "3000", "-o", "json"}},
+		{"kv.md", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "3000", "-o", "markdown"}},
+		{"kv-sliding-tp.table", []string{"kv", "--model", "gpt-oss-120b", "--tokens", "8000", "--tp", "4", "--kv-dtype", "fp8", "--explain"}},
+		{"disagg.table", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe"}},
+		{"disagg.json", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--input-tokens", "3000", "-o", "json"}},
+		{"disagg.md", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--concurrency", "4", "-o", "markdown"}},
+		{"disagg-explain.table", []string{"disagg", "--model", "llama-3.1-70b", "--tp", "4", "--link", "ib-ndr", "--concurrency", "8", "--explain"}},
+		{"disagg-explain.json", []string{"disagg", "--model", "qwen3-0.6b", "--same-gpu", "--prefill-ms", "80", "--explain", "-o", "json"}},
+		{"models.table", []string{"models", "list"}},
+		{"links.json", []string{"links", "list", "-o", "json"}},
+		{"gpus.md", []string{"gpus", "list", "-o", "markdown"}},
+		{"model-show.table", []string{"models", "show", "Qwen/Qwen3-0.6B"}},
+		{"memory.table", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "--limit", "3584Mi", "--kv-buffer", "cpu", "--concurrency", "4", "--input-tokens", "2371"}},
+		{"memory.json", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "-o", "json"}},
+		{"memory.md", []string{"memory", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4", "--max-model-len", "32768", "-o", "markdown", "--explain"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := kvplan(t, c.args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d, stderr: %s", code, errOut)
+			}
+			golden(t, c.name, out)
+		})
+	}
+}
+
+// TestDoneWhen is the core issue's acceptance command.
+func TestDoneWhen(t *testing.T) {
+	out, errOut, code := kvplan(t, "disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--input-tokens", "3000", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		`"kv_bytes_per_token": 114688`,      // 28 × 2 × 8 × 128 × 2 (FACTS §2)
+		`"kv_bytes_per_request": 344064000`, // 3000 × 114688
+		`"link": "1gbe"`, `"effective_bytes_per_s": 104000000`, `"transfer_ms":`, `"transfer_ms_shared":`,
+		`"concurrency": 1`, `"prefill_ms":`, `"prefill_source": "estimated"`, `"ttft_agg_ms":`, `"ttft_disagg_ms":`, `"ttft_ratio":`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// TestFieldMeasurement reproduces FACTS §5/§3: on the 8 GB laptop GPU, whose
+// prefill of ~1,500 tokens is ~67 ms (TTFT ~80 ms), moving 1,500 tokens of
+// Qwen3-0.6B KV (172,032,000 B) over 1 GbE at ~104 MB/s takes ~1,654 ms, so
+// TTFT becomes about (80 + 1,654) / 80 ≈ 21.7 times worse: the field saw 20×.
+func TestFieldMeasurement(t *testing.T) {
+	out, errOut, code := kvplan(t, "disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-gpu", "rtx4060-laptop", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var p struct {
+		TTFTAgg   float64 `json:"ttft_agg_ms"`
+		Transfer  float64 `json:"transfer_ms"`
+		TTFTRatio float64 `json:"ttft_ratio"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.TTFTAgg < 70 || p.TTFTAgg > 90 {
+		t.Errorf("aggregated TTFT %.1f ms; the measurement is ~80 ms", p.TTFTAgg)
+	}
+	if math.Abs(p.Transfer-1654.35) > 0.1 { // 0.2 ms + 172,032,000 / 104e6 s
+		t.Errorf("transfer %.2f ms, want 1654.35", p.Transfer)
+	}
+	if p.TTFTRatio < 18 || p.TTFTRatio > 25 {
+		t.Errorf("TTFT ratio %.1f; the field measured ~20×", p.TTFTRatio)
+	}
+}
+
+// TestMemoryDoneWhen is the memory issue's acceptance: the calibration case
+// (FACTS §4: 14,816 slots) within 1%, and the OOM-killed prefill worker.
+func TestMemoryDoneWhen(t *testing.T) {
+	out, errOut, code := kvplan(t, "memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38",
+		"--enforce-eager", "--max-model-len", "4096", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var m struct {
+		Slots int64 `json:"kv_slots_tokens"`
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if d := math.Abs(float64(m.Slots)-14816) / 14816; d > 0.01 {
+		t.Errorf("kv_slots_tokens %d is %.2f%% from the measured 14,816", m.Slots, d*100)
+	}
+	out, errOut, code = kvplan(t, "memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38",
+		"--enforce-eager", "--max-model-len", "4096", "--limit", "3584Mi", "--kv-buffer", "cpu", "--concurrency", "4", "--input-tokens", "2371", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var h struct {
+		Required int64 `json:"host_required_bytes"`
+		Limit    int64 `json:"host_limit_bytes"`
+		Headroom int64 `json:"host_headroom_bytes"`
+		MaxSafe  int64 `json:"max_safe_concurrency"`
+	}
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		t.Fatal(err)
+	}
+	// 3584 Mi = 3,758,096,384 B; four staged requests of 2,371 × 114,688 B
+	// = 271,925,248 B each do not fit beside the engine's baseline.
+	if h.Limit != 3_758_096_384 || h.Required <= h.Limit || h.Headroom >= 0 || h.MaxSafe >= 4 {
+		t.Errorf("OOM case not flagged: %+v", h)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	a, _, _ := kvplan(t, "disagg", "--model", "qwen3-8b", "--link", "10gbe", "-o", "json", "--explain")
+	b, _, _ := kvplan(t, "disagg", "--model", "qwen3-8b", "--link", "10gbe", "-o", "json", "--explain")
+	if a != b || a == "" {
+		t.Error("two identical runs gave different output")
+	}
+}
+
+// TestBadInput checks that each class of bad input exits 2 with one line
+// that says what to change, and never a stack trace.
+func TestBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string // a part of the one-line message
+	}{
+		{"unknown model", []string{"kv", "--model", "qwen3-06b"}, `unknown model "qwen3-06b"; did you mean qwen3-0.6b`},
+		{"unknown link", []string{"disagg", "--model", "qwen3-0.6b", "--link", "nvlnk4"}, `unknown link "nvlnk4"; did you mean nvlink4`},
+		{"unknown gpu", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-gpu", "h1000"}, `unknown gpu "h1000"; did you mean`},
+		{"zero tokens", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "0"}, "--tokens 0: must be > 0"},
+		{"negative concurrency", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--concurrency", "-2"}, "--concurrency -2: must be > 0"},
+		{"absurd tokens", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "999999999999"}, "absurdly large"},
+		{"not a number", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "many"}, "invalid value \"many\" for flag -tokens"},
+		{"negative prefill", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-ms", "-5"}, "--prefill-ms -5"},
+		{"bad dtype", []string{"kv", "--model", "qwen3-0.6b", "--kv-dtype", "fp4"}, `--kv-dtype "fp4": want one of bf16, fp16, fp8, int8`},
+		{"bad tp", []string{"kv", "--model", "qwen3-0.6b", "--tp", "0"}, "--tp 0: must be between 1 and 1024"},
+		{"bad format", []string{"kv", "--model", "qwen3-0.6b", "-o", "yaml"}, `-o "yaml" is not a format`},
+		{"missing model flag", []string{"kv"}, "kv: --model is required"},
+		{"unknown flag", []string{"kv", "--model", "qwen3-0.6b", "--bogus"}, "flag provided but not defined: -bogus"},
+		{"unknown catalog key", []string{"kv", "--model", "qwen3-0.6b", "--catalog", "../../testdata/catalog/cli-bad/unknown-key"}, "unknown-key/models.toml:4: model.layerz: unknown key"},
+		{"malformed catalog", []string{"kv", "--model", "qwen3-0.6b", "--catalog", "../../testdata/catalog/cli-bad/syntax"}, "syntax/links.toml:3: TOML syntax"},
+		{"impossible value", []string{"kv", "--model", "qwen3-0.6b", "--catalog", "../../testdata/catalog/cli-bad/zero-layers"}, `zero-layers/models.toml:5: model "tiny": layers: must be > 0 (got 0)`},
+		{"missing catalog dir", []string{"kv", "--model", "qwen3-0.6b", "--catalog", "/nonexistent/kvplan"}, "catalog directory /nonexistent/kvplan"},
+		{"import missing file", []string{"models", "import", "/nonexistent/config.json"}, "models import: open /nonexistent/config.json"},
+		{"gpu util above 1", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--gpu-util", "1.5"}, "--gpu-util 1.5: must be in (0, 1]"},
+		{"gpu util zero", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--gpu-util", "0"}, "--gpu-util 0: must be in (0, 1]"},
+		{"negative limit", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--limit", "-1Gi"}, `--limit: memory quantity "-1Gi" is negative`},
+		{"limit with bytes suffix", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--limit", "4GiB"}, "not a Kubernetes quantity"},
+		{"unknown engine", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine", "vlm"}, `unknown engine "vlm"; did you mean vllm`},
+		{"bad kv buffer", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--kv-buffer", "disk"}, `--kv-buffer "disk": want cpu or gpu`},
+		{"memory without gpu", []string{"memory", "--model", "qwen3-0.6b"}, "memory: --gpu is required"},
+		{"import malformed json", []string{"models", "import", "../../testdata/catalog/cli-bad/broken-config.json"}, "broken-config.json:3"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := kvplan(t, c.args...)
+			if code != ExitUsage {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, ExitUsage, errOut)
+			}
+			if out != "" {
+				t.Errorf("stdout should be empty, got %q", out)
+			}
+			if !strings.Contains(errOut, c.want) {
+				t.Errorf("stderr %q lacks %q", errOut, c.want)
+			}
+			if n := strings.Count(strings.TrimSpace(errOut), "\n"); n > 0 {
+				t.Errorf("stderr has %d lines, want one: %q", n+1, errOut)
+			}
+			if strings.Contains(errOut, "goroutine") || strings.Contains(errOut, "panic") {
+				t.Errorf("stderr shows a stack trace: %s", errOut)
+			}
+		})
+	}
+}
+
+func TestImportRefusesOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "m.toml")
+	if err := os.WriteFile(dest, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "../../testdata/models/Qwen--Qwen3-0.6B.json"
+	_, errOut, code := kvplan(t, "models", "import", cfg, "--out", dest)
+	if code != ExitUsage || !strings.Contains(errOut, "exists; add --force") {
+		t.Fatalf("exit %d, stderr %q; want refusal", code, errOut)
+	}
+	if _, errOut, code = kvplan(t, "models", "import", cfg, "--out", dest, "--force"); code != ExitOK {
+		t.Fatalf("--force: exit %d: %s", code, errOut)
+	}
+	// The written entry is a working user catalog.
+	out, errOut, code := kvplan(t, "kv", "--model", "qwen3-0.6b", "--tokens", "3000", "--catalog", dir, "-o", "json")
+	if code != ExitOK || !strings.Contains(out, `"kv_bytes": 344064000`) {
+		t.Fatalf("imported catalog: exit %d, %s %s", code, out, errOut)
+	}
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/planner"
+	"github.com/kvplan/kvplan/report"
+	"github.com/kvplan/kvplan/units"
+)
+
+func memoryCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "memory",
+		Usage: "GPU KV slots of a worker (vLLM's accounting) and its host-memory headroom",
+		UsageText: `kvplan memory --model qwen3-0.6b --gpu rtx4060-laptop --gpu-util 0.38 --enforce-eager --max-model-len 4096
+   kvplan memory --model qwen3-0.6b --gpu rtx4060-laptop --gpu-util 0.38 --limit 3584Mi --kv-buffer cpu --concurrency 4 --input-tokens 2371
+   kvplan memory --model llama-3.1-70b --gpu h100-sxm --tp 4 --gpu-util 0.9`,
+		Description: `GPU side: requested = total × util; kv = requested − weights − peak activation
+− non-torch overhead − CUDA graphs (0 with --enforce-eager); blocks =
+floor(kv / (block_size × KV bytes per token)); slots = blocks × block_size.
+Host side: required = baseline RSS + in-flight requests × KV per request ×
+retention + margin; the staging term applies only with --kv-buffer cpu.
+Engine constants live in the catalog (kvplan's vllm engine) with sources.`,
+		Flags: withCommon(append(modelFlags(),
+			&cli.StringFlag{Name: "gpu", Aliases: []string{"g"}, Usage: "GPU of the worker (required; kvplan gpus list)"},
+			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine whose memory accounting to use"},
+			&cli.Float64Flag{Name: "gpu-util", Value: 0.9, Usage: "--gpu-memory-utilization, in (0, 1]"},
+			&cli.BoolFlag{Name: "enforce-eager", Usage: "no CUDA graphs (frees their memory)"},
+			&cli.IntFlag{Name: "max-model-len", Usage: "longest request the engine admits, tokens (default: the model's max context)"},
+			&cli.IntFlag{Name: "block-size", Usage: "tokens per KV block (default: the engine's, 16)"},
+			&cli.IntFlag{Name: "max-num-batched-tokens", Usage: "tokens per forward pass (default: the engine's default for this GPU)"},
+			&cli.StringFlag{Name: "limit", Usage: "the worker's host memory limit, a Kubernetes quantity: 3584Mi, 10Gi, 4G"},
+			&cli.StringFlag{Name: "kv-buffer", Value: "gpu", Usage: "kv_buffer_device: cpu stages every in-flight request's KV in host memory (needed for TCP transfers)"},
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "requests in flight whose KV is staged (default 1)"},
+			&cli.IntFlag{Name: "input-tokens", Usage: "tokens of one request's KV (default: max model len)"},
+			&cli.StringFlag{Name: "baseline-rss", Usage: "the worker's measured idle RSS, e.g. 2.5GiB (default: the engine's)"},
+		)...),
+		Action: runMemory,
+	}
+}
+
+func runMemory(c *cli.Context) error {
+	sc, err := memoryScenario(c)
+	if err != nil {
+		return err
+	}
+	p, err := planner.PlanMemory(*sc)
+	if err != nil {
+		return err
+	}
+	return emit(c, memoryDoc(c, p), p.Derivation)
+}
+
+func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
+	if err := required(c, "model", "gpu"); err != nil {
+		return nil, err
+	}
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return nil, err
+	}
+	sc := &planner.MemoryScenario{GPUUtil: c.Float64("gpu-util"), EnforceEager: c.Bool("enforce-eager")}
+	if sc.Model, err = cat.Model(c.String("model")); err != nil {
+		return nil, err
+	}
+	if sc.GPU, err = cat.GPU(c.String("gpu")); err != nil {
+		return nil, err
+	}
+	if sc.Engine, err = cat.Engine(c.String("engine")); err != nil {
+		return nil, err
+	}
+	dtype, err := kvDtype(c)
+	if err != nil {
+		return nil, err
+	}
+	tp, err := tpFlag(c)
+	if err != nil {
+		return nil, err
+	}
+	sc.KV = models.KVOptions{KVDtype: dtype, TP: tp}
+	if sc.GPUUtil <= 0 || sc.GPUUtil > 1 {
+		return nil, fmt.Errorf("--gpu-util %g: must be in (0, 1], e.g. 0.9", sc.GPUUtil)
+	}
+	ints := []struct {
+		flag string
+		dst  *int
+	}{
+		{"max-model-len", &sc.MaxModelLen}, {"block-size", &sc.BlockSize}, {"max-num-batched-tokens", &sc.MaxNumBatchedTokens},
+		{"concurrency", &sc.Concurrency}, {"input-tokens", &sc.InputTokens},
+	}
+	for _, f := range ints {
+		if *f.dst, err = positive(c, f.flag, true); err != nil {
+			return nil, err
+		}
+	}
+	if sc.BlockSize == 0 {
+		sc.BlockSize = sc.Engine.DefaultBlockSize
+	}
+	if s := c.String("limit"); s != "" {
+		if sc.LimitBytes, err = units.ParseQuantity(s); err != nil {
+			return nil, fmt.Errorf("--limit: %w", err)
+		}
+		if sc.LimitBytes == 0 {
+			return nil, fmt.Errorf("--limit %s: must be > 0 (leave it out for no limit)", s)
+		}
+	}
+	if s := c.String("baseline-rss"); s != "" {
+		if sc.BaselineRSSBytes, err = units.ParseBytes(s); err != nil {
+			return nil, fmt.Errorf("--baseline-rss: %w", err)
+		}
+	}
+	sc.KVBuffer = strings.ToLower(c.String("kv-buffer"))
+	if sc.KVBuffer != planner.KVBufferCPU && sc.KVBuffer != planner.KVBufferGPU {
+		return nil, fmt.Errorf("--kv-buffer %q: want cpu or gpu", c.String("kv-buffer"))
+	}
+	return sc, nil
+}
+
+func memoryDoc(c *cli.Context, p *planner.MemoryPlan) *report.Doc {
+	gpuRows := [][]string{
+		{"GPU memory", units.Bytes(p.GPUMemoryBytes), p.GPU},
+		{"requested", units.Bytes(p.RequestedBytes), fmt.Sprintf("total × %g", p.GPUUtil)},
+		{"weights (per rank)", units.Bytes(p.WeightsBytes), fmt.Sprintf("tp %d", p.TP)},
+		{"peak activation", units.Bytes(p.ActivationBytes), fmt.Sprintf("profile run of %d batched tokens", p.MaxNumBatchedTokens)},
+		{"non-torch overhead", units.Bytes(p.NonTorchBytes), ""},
+		{"CUDA graphs", units.Bytes(p.CUDAGraphBytes), map[bool]string{true: "--enforce-eager", false: ""}[p.EnforceEager]},
+		{"KV cache", units.Bytes(p.KVCacheBytes), fmt.Sprintf("%d B/token, %s", p.KVBytesPerToken, p.KVDtype)},
+		{"KV blocks", fmt.Sprint(p.KVBlocks), fmt.Sprintf("%d tokens each", p.BlockSize)},
+		{"KV slots", fmt.Sprintf("%d tokens", p.KVSlotsTokens), "full-attention tokens"},
+		{"max model len", fmt.Sprintf("%d: %s", p.MaxModelLen, fitsWord(p.MaxModelLenFits)), fmt.Sprintf("largest that fits: %d", p.LargestFittingMaxModelLen)},
+		{"requests of max len at once", fmt.Sprint(p.MaxConcurrentAtMaxLen), ""},
+	}
+	hostRows := [][]string{
+		{"KV buffer device", p.KVBuffer, ""},
+		{"baseline RSS", units.Bytes(p.HostBaselineRSSBytes), "engine process at idle"},
+		{"staged KV", units.Bytes(p.HostStagedBytes), fmt.Sprintf("%d in flight × %s × retention %g", p.Concurrency, units.Bytes(p.RequestKVBytes), p.HostRetention)},
+		{"margin", units.Bytes(p.HostMarginBytes), ""},
+		{"required", units.Bytes(p.HostRequiredBytes), ""},
+	}
+	if p.HostLimitBytes > 0 {
+		hostRows = append(hostRows,
+			[]string{"limit", units.Bytes(p.HostLimitBytes), fitsWord(p.HostFits)},
+			[]string{"headroom", units.Bytes(p.HostHeadroomBytes), ""},
+		)
+	}
+	safe := "unbounded"
+	if p.MaxSafeConcurrency >= 0 {
+		safe = fmt.Sprint(p.MaxSafeConcurrency)
+	}
+	hostRows = append(hostRows,
+		[]string{"largest safe concurrency", safe, "for this limit"},
+		[]string{"smallest safe limit", units.Bytes(p.MinSafeLimitBytes), fmt.Sprintf("for concurrency %d", p.Concurrency)},
+	)
+	if p.DecodeStagedBytes > 0 {
+		hostRows = append(hostRows, []string{"decode side: KV staged before transfers land", units.Bytes(p.DecodeStagedBytes), ""})
+	}
+	doc := &report.Doc{
+		Title: fmt.Sprintf("Memory of a %s worker on %s (%s)", p.Model, p.GPU, p.Engine),
+		Sections: []report.Section{
+			{Title: "GPU (per rank)", Header: []string{"figure", "value", "note"}, Rows: gpuRows},
+			{Title: "Host", Header: []string{"figure", "value", "note"}, Rows: hostRows},
+		},
+		JSON: jsonWithExplain(c, p, &p.Derivation),
+	}
+	for _, f := range p.Findings {
+		doc.Notes = append(doc.Notes, "Finding: "+f)
+	}
+	for _, a := range p.Assumptions {
+		doc.Notes = append(doc.Notes, "Assumes "+a)
+	}
+	doc.Notes = append(doc.Notes, "Not modelled: "+strings.Join(p.NotModelled, "; ")+".")
+	return doc
+}
+
+func fitsWord(ok bool) string {
+	if ok {
+		return "fits"
+	}
+	return "does NOT fit"
+}

@@ -1,0 +1,57 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+func renderMarkdown(w io.Writer, doc *Doc) error {
+	if doc.Title != "" {
+		fmt.Fprintf(w, "## %s\n\n", doc.Title)
+	}
+	for _, s := range doc.Sections {
+		if s.Title != "" {
+			fmt.Fprintf(w, "### %s\n\n", s.Title)
+		}
+		writeMarkdownTable(w, s.Header, s.Rows)
+		fmt.Fprintln(w)
+	}
+	for _, n := range doc.Notes {
+		fmt.Fprintf(w, "- %s\n", MarkdownEscape(n))
+	}
+	if doc.Explain != "" {
+		fmt.Fprintf(w, "\n<details><summary>How each figure was derived</summary>\n\n```\n%s```\n\n</details>\n", doc.Explain)
+	}
+	return nil
+}
+
+// writeMarkdownTable writes a GitHub-flavoured pipe table.
+func writeMarkdownTable(w io.Writer, header []string, rows [][]string) {
+	if len(header) == 0 && len(rows) > 0 {
+		header = make([]string, len(rows[0]))
+	}
+	fmt.Fprintf(w, "| %s |\n", strings.Join(escapeAll(header), " | "))
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	fmt.Fprintf(w, "| %s |\n", strings.Join(sep, " | "))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(escapeAll(r), " | "))
+	}
+}
+
+func escapeAll(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = MarkdownEscape(c)
+	}
+	return out
+}
+
+// MarkdownEscape makes text safe inside a markdown table cell.
+func MarkdownEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+func renderTable(w io.Writer, doc *Doc) error {
+	if doc.Title != "" {
+		fmt.Fprintln(w, doc.Title)
+		fmt.Fprintln(w)
+	}
+	for _, s := range doc.Sections {
+		if s.Title != "" {
+			fmt.Fprintln(w, s.Title)
+		}
+		if err := writeTable(w, s.Header, s.Rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	for _, n := range doc.Notes {
+		fmt.Fprintln(w, "• "+n)
+	}
+	if doc.Explain != "" {
+		if len(doc.Notes) > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "How each figure was derived:")
+		fmt.Fprint(w, doc.Explain)
+	}
+	return nil
+}
+
+// writeTable renders one bordered table, left-aligned, header as given.
+func writeTable(w io.Writer, header []string, rows [][]string) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
+	if len(header) > 0 {
+		t.Header(header)
+	}
+	for _, r := range rows {
+		if err := t.Append(r); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
