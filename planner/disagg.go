@@ -174,12 +174,10 @@ func (p *DisaggPlan) prefill(sc DisaggScenario, d *Derivation) error {
 	}
 	g := sc.PrefillGPU
 	wf, af := models.PrefillFLOPs(sc.Model, sc.InputTokens)
-	active := sc.Model.ParamsActive
-	if active == 0 {
-		active = sc.Model.ParamsTotal
-	}
-	d.Add("prefill_flops", wf+af, "FLOP", "2 × active params × tokens + attention FLOPs",
-		"2 × %d × %d + %.4g", active, sc.InputTokens, af)
+	d.Add("prefill_flops", wf+af, "FLOP",
+		"2 × matmul params × tokens + 2 × vocab × hidden (last token's logits) + causal attention FLOPs",
+		"2 × %d × %d + 2 × %d × %d + %.4g", models.MatmulParams(sc.Model), sc.InputTokens, sc.Model.VocabSize, sc.Model.HiddenSize, af)
+	d.Note("matmul params = active params less the embedding matrices (the input embedding is a lookup)")
 	tp := max(1, sc.TP)
 	p.PrefillSource = "estimated"
 	p.PrefillMS = d.Add("prefill_ms", (wf+af)/(g.BF16TFLOPS*1e12*g.PrefillMFU*float64(tp))*1000, "ms",

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
@@ -86,7 +87,13 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 			}
 		}
 	}
-	d.Add("kv_bytes_per_token", float64(p.KVBytesPerToken), "B/token", "sum over attention layer groups", "%d", p.KVBytesPerToken)
+	var parts []string
+	for _, g := range kv.Groups {
+		if g.Kind != catalog.LayerLinear {
+			parts = append(parts, fmt.Sprint(g.BytesPerToken()))
+		}
+	}
+	d.Add("kv_bytes_per_token", float64(p.KVBytesPerToken), "B/token", "sum over attention layer groups", "%s", strings.Join(parts, " + "))
 	d.Note(models.MTPConvention)
 	d.Add("kv_bytes", float64(p.KVBytes), "B", requestFormula(kv), "%s", requestValues(kv, sc.Tokens))
 	return p, nil

@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
