@@ -1,0 +1,159 @@
+// Package planfile reads a kvplan plan file: one deployment described in TOML
+// (model, workload, worker pools, link, router, transport, runtime and SLO).
+//
+// The key names are fixed because other tools generate these files. Decoding
+// is strict: an unknown key is an error naming its file and line and the keys
+// accepted there. Values are checked after decoding and every problem names
+// file:line: field. Names of catalog entries (model, gpu, link) stay strings
+// here; the planner resolves them against the catalog.
+package planfile
+
+import (
+	"sort"
+
+	"github.com/kvplan/kvplan/internal/tomlpos"
+)
+
+// Pool roles.
+const (
+	RoleAggregated = "aggregated" // prefill and decode on the same workers
+	RolePrefill    = "prefill"    // prefill only; hands its KV to a decode pool
+	RoleDecode     = "decode"     // decode only; receives KV from a prefill pool
+)
+
+// Router modes.
+const (
+	RouterKV         = "kv"          // KV-aware routing (Dynamo's KV router)
+	RouterRoundRobin = "round-robin" // the default
+	RouterRandom     = "random"
+)
+
+// KV buffer devices of a disaggregated worker (vLLM's kv_buffer_device).
+const (
+	BufferCPU = "cpu" // KV is staged in host memory for transfer
+	BufferGPU = "gpu" // KV is sent from GPU memory (vLLM's default, "cuda")
+)
+
+// Defaults applied by Load when a key is absent.
+const (
+	DefaultGPUMemoryUtilization = 0.9 // vLLM's --gpu-memory-utilization default
+	DefaultBlockSize            = 16  // FACTS §4: vLLM's default block_size
+)
+
+// Plan is one deployment as written in a plan file, after defaults.
+type Plan struct {
+	Path string `toml:"-"` // file the plan was read from
+
+	Model     Model            `toml:"model"`
+	Workload  Workload         `toml:"workload"`
+	Pools     map[string]*Pool `toml:"pools"`
+	Link      Link             `toml:"link"`
+	Router    Router           `toml:"router"`
+	Transport Transport        `toml:"transport"`
+	Runtime   Runtime          `toml:"runtime"`
+	SLO       SLO              `toml:"slo"`
+
+	index *tomlpos.Index
+}
+
+// Model names the model served: a catalog name or a Hugging Face config.json.
+type Model struct {
+	Name    string `toml:"name"`     // catalog name, e.g. "qwen3-0.6b"
+	Config  string `toml:"config"`   // path to a config.json, relative to the plan file
+	KVDtype string `toml:"kv_dtype"` // KV cache dtype: bf16, fp16, fp8, int8; "" = the model's
+	TP      int    `toml:"tp"`       // tensor-parallel ranks per worker; 0 in the file means 1
+}
+
+// Workload is the traffic the deployment serves.
+type Workload struct {
+	InputTokens  int     `toml:"input_tokens"`  // prompt tokens per request
+	OutputTokens int     `toml:"output_tokens"` // generated tokens per request
+	Concurrency  int     `toml:"concurrency"`   // requests in flight; 0 in the file means 1
+	RequestRate  float64 `toml:"request_rate"`  // requests per second; 0 = closed loop at Concurrency
+	Prefixes     int     `toml:"prefixes"`      // distinct shared prefixes
+	PrefixTokens int     `toml:"prefix_tokens"` // tokens of each prefix
+	Repeats      int     `toml:"repeats"`       // sends of each prefix
+}
+
+// Pool is a group of identical workers.
+type Pool struct {
+	Name string `toml:"-"` // the key under [pools]
+
+	Role                 string  `toml:"role"`                   // aggregated, prefill or decode
+	Workers              int     `toml:"workers"`                // 0 in the file means 1
+	GPU                  string  `toml:"gpu"`                    // catalog GPU name
+	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"` // in (0, 1]; absent = 0.9
+	MaxModelLen          int     `toml:"max_model_len"`          // tokens; 0 = the model's context
+	EnforceEager         bool    `toml:"enforce_eager"`          // no CUDA graphs
+	MemoryLimit          string  `toml:"memory_limit"`           // container memory limit, Kubernetes quantity
+	KVBufferDevice       string  `toml:"kv_buffer_device"`       // cpu or gpu; absent = gpu
+	SharesGPUWith        string  `toml:"shares_gpu_with"`        // name of another pool on the same GPU
+
+	MemoryLimitBytes int64 `toml:"-"` // MemoryLimit in bytes; 0 = no limit
+}
+
+// Link is the network between prefill and decode workers: a catalog name or
+// an explicit throughput and latency.
+type Link struct {
+	Name       string `toml:"name"`       // catalog link name, e.g. "1gbe"
+	Throughput string `toml:"throughput"` // e.g. "104MB/s", "25GB/s", "1Gbps"
+	Latency    string `toml:"latency"`    // e.g. "0.2ms"; a bare number is ms
+
+	ThroughputBytesPerS float64 `toml:"-"` // Throughput parsed; 0 when Name is used
+	LatencyMS           float64 `toml:"-"` // Latency parsed
+}
+
+// Router is the frontend's routing of requests to workers.
+type Router struct {
+	Mode      string `toml:"mode"`       // kv, round-robin or random; absent = round-robin
+	KVEvents  *bool  `toml:"kv_events"`  // workers publish KV events; absent = true
+	BlockSize int    `toml:"block_size"` // tokens per KV block; absent = 16
+}
+
+// Transport holds the UCX settings of the KV transfer (NIXL over UCX).
+type Transport struct {
+	UCXTLS []string `toml:"ucx_tls"` // what UCX_TLS would get; empty = UCX's default (all)
+}
+
+// Runtime is the software the workers run.
+type Runtime struct {
+	Engine string `toml:"engine"` // e.g. "vllm"
+	CUDA   string `toml:"cuda"`   // CUDA build of the engine, "major.minor": "12.9", "13.0"
+	Driver string `toml:"driver"` // NVIDIA driver version of the nodes: "570.133"
+}
+
+// SLO holds the service-level objectives; 0 means none.
+type SLO struct {
+	TTFTMS float64 `toml:"ttft_ms"` // time to first token, ms
+	ITLMS  float64 `toml:"itl_ms"`  // inter-token latency, ms
+}
+
+// KVEventsEnabled reports whether workers publish KV events (true when the
+// plan file does not say).
+func (r Router) KVEventsEnabled() bool { return r.KVEvents == nil || *r.KVEvents }
+
+// PoolNames returns the pool names in sorted order.
+func (p *Plan) PoolNames() []string {
+	names := make([]string, 0, len(p.Pools))
+	for n := range p.Pools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// PoolsByRole returns the pools of one role, sorted by name.
+func (p *Plan) PoolsByRole(role string) []*Pool {
+	var out []*Pool
+	for _, n := range p.PoolNames() {
+		if p.Pools[n].Role == role {
+			out = append(out, p.Pools[n])
+		}
+	}
+	return out
+}
+
+// Disaggregated reports whether the plan has both a prefill and a decode pool.
+func (p *Plan) Disaggregated() bool {
+	return len(p.PoolsByRole(RolePrefill)) > 0 && len(p.PoolsByRole(RoleDecode)) > 0
+}

@@ -1,0 +1,57 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kvplan/kvplan/rules"
+)
+
+// WriteCheckMarkdown writes a pull-request comment: a one-line verdict, a
+// findings table (severity, rule, where, finding, fix), and the key figures
+// in a table inside <details>.
+func WriteCheckMarkdown(w io.Writer, r *CheckResult) error {
+	var b strings.Builder
+	mark := "✅"
+	if r.Verdict == VerdictFail {
+		mark = "❌"
+	}
+	fmt.Fprintf(&b, "%s **kvplan check** `%s`: **%s**\n\n", mark, r.PlanFile, r.summary())
+	if len(r.Findings) == 0 {
+		fmt.Fprintf(&b, "No rule fired (%d rules evaluated).\n", len(r.Rules))
+	} else {
+		b.WriteString("| Severity | Rule | Where | Finding | Fix |\n|---|---|---|---|---|\n")
+		for _, f := range r.Findings {
+			where := r.where(f)
+			if f.Field != "" {
+				where += " `" + f.Field + "`"
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", mdSeverity(f.Severity), mdCell(ruleLabel(f)), mdCell(where), mdCell(f.Message), mdCell(f.Fix))
+		}
+	}
+	if len(r.Figures) > 0 {
+		b.WriteString("\n<details><summary>Key figures</summary>\n\n| Figure | Value |\n|---|---|\n")
+		for _, fg := range r.Figures {
+			fmt.Fprintf(&b, "| %s | %s |\n", mdCell(fg.Name), mdCell(FormatFigure(fg)))
+		}
+		b.WriteString("\n</details>\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdSeverity(s rules.Severity) string {
+	switch s {
+	case rules.Deny:
+		return "🛑 deny"
+	case rules.Warn:
+		return "⚠️ warn"
+	}
+	return "ℹ️ " + string(s)
+}
+
+// mdCell makes text safe inside a table cell: pipes escaped, newlines as <br>.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\r", "", "\n", "<br>", "<", "&lt;", ">", "&gt;").Replace(s)
+}

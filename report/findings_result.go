@@ -1,0 +1,172 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/kvplan/kvplan/rules"
+	"github.com/kvplan/kvplan/units"
+)
+
+// Verdict of a check.
+type Verdict string
+
+// Verdicts.
+const (
+	VerdictPass Verdict = "pass" // no finding at or above --fail-on
+	VerdictFail Verdict = "fail" // at least one
+)
+
+// CheckResult is what `kvplan check` reports: the plan file, every rule
+// evaluated, the findings (with plan-file lines resolved), key figures and
+// the verdict.
+type CheckResult struct {
+	PlanFile string          `json:"plan_file"`
+	Verdict  Verdict         `json:"verdict"`
+	FailOn   rules.Severity  `json:"fail_on"`
+	Counts   CheckCounts     `json:"counts"`
+	Findings []rules.Finding `json:"findings"`
+	Rules    []CheckRule     `json:"rules"`
+	Figures  []CheckFigure   `json:"figures"`
+}
+
+// CheckCounts counts findings by severity.
+type CheckCounts struct {
+	Deny int `json:"deny"`
+	Warn int `json:"warn"`
+	Info int `json:"info"`
+}
+
+// CheckRule is the metadata of one rule evaluated.
+type CheckRule struct {
+	ID       string         `json:"id"`
+	Severity rules.Severity `json:"severity"`
+	Why      string         `json:"why,omitempty"`
+	Fix      string         `json:"fix,omitempty"` // the template, unrendered
+	File     string         `json:"file"`          // pack file that defined it
+	Line     int            `json:"line"`
+}
+
+// CheckFigure is one key figure of the plan, shown after the findings.
+type CheckFigure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"` // B, B/s, ms, tokens, ratio, or free text
+}
+
+// NewCheckResult assembles a result: the rules of set, the findings (their
+// Line already resolved, see rules.ResolveLines), the figures, and the
+// verdict for failOn ("" means deny).
+func NewCheckResult(planFile string, set *rules.Set, findings []rules.Finding, figures []CheckFigure, failOn rules.Severity) *CheckResult {
+	if failOn == "" {
+		failOn = rules.Deny
+	}
+	r := &CheckResult{PlanFile: planFile, Verdict: VerdictPass, FailOn: failOn, Findings: findings, Figures: figures}
+	if r.Findings == nil {
+		r.Findings = []rules.Finding{}
+	}
+	if r.Figures == nil {
+		r.Figures = []CheckFigure{}
+	}
+	if set != nil {
+		for _, x := range set.Rules {
+			r.Rules = append(r.Rules, CheckRule{ID: x.ID, Severity: x.Severity, Why: x.Why, Fix: x.Fix, File: x.File, Line: x.Line})
+		}
+	}
+	for _, f := range findings {
+		switch f.Severity {
+		case rules.Deny:
+			r.Counts.Deny++
+		case rules.Warn:
+			r.Counts.Warn++
+		case rules.Info:
+			r.Counts.Info++
+		}
+		if rules.Failing(f, failOn) {
+			r.Verdict = VerdictFail
+		}
+	}
+	return r
+}
+
+// WriteCheck renders r in one of CheckFormats.
+func WriteCheck(w io.Writer, format string, r *CheckResult) error {
+	switch format {
+	case "table", "":
+		return WriteCheckTable(w, r)
+	case "json":
+		return WriteCheckJSON(w, r)
+	case "markdown":
+		return WriteCheckMarkdown(w, r)
+	case "junit":
+		return WriteCheckJUnit(w, r)
+	case "sarif":
+		return WriteCheckSARIF(w, r)
+	case "github":
+		return WriteCheckGitHub(w, r)
+	}
+	return fmt.Errorf("output format %q is not one of %s", format, strings.Join(CheckFormats(), ", "))
+}
+
+// CheckFormats lists the formats of `kvplan check -o`.
+func CheckFormats() []string {
+	return []string{"table", "json", "markdown", "junit", "sarif", "github"}
+}
+
+// summary is the one-line verdict: "fail: 2 deny, 1 warn, 0 info (fail on warn)".
+func (r *CheckResult) summary() string {
+	return fmt.Sprintf("%s: %d deny, %d warn, %d info (fails on %s or worse)", r.Verdict, r.Counts.Deny, r.Counts.Warn, r.Counts.Info, r.FailOn)
+}
+
+// where names a finding's place: "plan.toml:36 (pools.prefill.memory_limit)".
+func (r *CheckResult) where(f rules.Finding) string {
+	if f.Line == 0 {
+		return r.PlanFile
+	}
+	return fmt.Sprintf("%s:%d", r.PlanFile, f.Line)
+}
+
+func ruleLabel(f rules.Finding) string {
+	if f.Pool != "" {
+		return f.RuleID + " (" + f.Pool + ")"
+	}
+	return f.RuleID
+}
+
+// FormatFigure renders a figure's value with its unit: bytes in binary
+// units, rates in SI units, milliseconds, token counts, ratios as percent.
+func FormatFigure(f CheckFigure) string {
+	switch f.Unit {
+	case "B":
+		return units.Bytes(int64(math.Round(f.Value)))
+	case "B/s":
+		return units.Rate(f.Value)
+	case "ms":
+		return units.MS(f.Value)
+	case "ratio":
+		return strconv.FormatFloat(f.Value*100, 'f', 1, 64) + "%"
+	case "tokens":
+		return groupThousands(f.Value) + " tokens"
+	case "":
+		return strconv.FormatFloat(f.Value, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f.Value, 'f', -1, 64) + " " + f.Unit
+}
+
+func groupThousands(v float64) string {
+	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+	}
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,221 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvplan/kvplan/planfile"
+	"github.com/kvplan/kvplan/rules"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// The -update flag rewrites golden files. Other test files of this package
+// may declare it too: package-level variables initialise before init
+// functions, so this defines it only when no one else has.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+const examplePlan = "examples/disagg-1gbe-no-events.toml"
+
+// exampleResult is the check of the annotated example with hand-set
+// figures standing in for the planner's.
+func exampleResult(t *testing.T, failOn rules.Severity) *CheckResult {
+	t.Helper()
+	p, err := planfile.Load(filepath.Join("..", examplePlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := rules.Load(rules.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := rules.BaseEnv(p)
+	env.KV = rules.KVEnv{BytesPerToken: 114688, BytesPerRequest: 286605312, BytesTransfer: 271925248}
+	env.Link.ThroughputBytesPerS, env.Link.LatencyMS = 104e6, 0.2
+	env.Disagg.ConcurrentTransfers = 16
+	env.Disagg.TransferMS, env.Disagg.TransferMSShared, env.Disagg.PrefillMS = 2614.9, 41837.2, 80
+	env.Disagg.TTFTAggMS, env.Disagg.TTFTDisaggMS = 1300, 41930
+	env.Predicted.TTFTMS = 41930
+	for i := range env.Pools {
+		env.Pools[i].ConcurrencyPerWorker = 16
+		env.Pools[i].HostRequiredBytes = 5_086_000_000
+	}
+	findings := set.Evaluate(&env)
+	rules.ResolveLines(findings, p.Line)
+	figures := []CheckFigure{
+		{"kv_bytes_per_token", 114688, "B"},
+		{"kv_bytes_per_request", 286605312, "B"},
+		{"link_throughput", 104e6, "B/s"},
+		{"transfer_ms_shared", 41837.2, "ms"},
+		{"prefill_ms", 80, "ms"},
+		{"kv_slots_per_worker", 14816, "tokens"},
+		{"hit_rate", 0.42, "ratio"},
+		{"workers", 2, ""},
+	}
+	return NewCheckResult(examplePlan, set, findings, figures, failOn)
+}
+
+func goldenFile(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "rules", "golden", name)
+	if updateGolden() {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./report -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden (go test ./report -update):\n%s", name, got)
+	}
+}
+
+func TestCheckFormatsGolden(t *testing.T) {
+	ext := map[string]string{"table": "txt", "json": "json", "markdown": "md", "junit": "xml", "sarif": "sarif", "github": "txt"}
+	for _, format := range CheckFormats() {
+		t.Run(format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteCheck(&b, format, exampleResult(t, rules.Warn)); err != nil {
+				t.Fatal(err)
+			}
+			goldenFile(t, "check-"+format+"."+ext[format], b.Bytes())
+		})
+	}
+	t.Run("clean", func(t *testing.T) {
+		set, _ := rules.Load(rules.Options{})
+		r := NewCheckResult("examples/clean.toml", set, nil, nil, rules.Deny)
+		var b bytes.Buffer
+		for _, f := range []string{"table", "markdown", "github"} {
+			if err := WriteCheck(&b, f, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		goldenFile(t, "check-clean.txt", b.Bytes())
+	})
+	if err := WriteCheck(&bytes.Buffer{}, "yaml", exampleResult(t, rules.Deny)); err == nil ||
+		err.Error() != `output format "yaml" is not one of table, json, markdown, junit, sarif, github` {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	r := exampleResult(t, rules.Deny)
+	if r.Verdict != VerdictFail || r.Counts.Deny != 4 || r.Counts.Info != 1 {
+		t.Errorf("verdict %s counts %+v", r.Verdict, r.Counts)
+	}
+	info := []rules.Finding{{RuleID: "x", Severity: rules.Info}, {RuleID: "y", Severity: rules.Warn}}
+	if v := NewCheckResult("p", nil, info, nil, rules.Deny).Verdict; v != VerdictPass {
+		t.Errorf("warn with fail-on deny: %s", v)
+	}
+	if v := NewCheckResult("p", nil, info, nil, rules.Warn).Verdict; v != VerdictFail {
+		t.Errorf("warn with fail-on warn: %s", v)
+	}
+}
+
+// TestGitHubAnnotations checks the annotations of the example against
+// expectations written by hand: the plan's lines of the fields involved.
+func TestGitHubAnnotations(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteCheckGitHub(&b, exampleResult(t, rules.Deny)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"::error file=examples/disagg-1gbe-no-events.toml,line=52,title=kv-router-without-events::router.mode is kv",
+		"::error file=examples/disagg-1gbe-no-events.toml,line=36,title=host-oom-staged-kv (prefill)::pool prefill stages KV",
+		"::error file=examples/disagg-1gbe-no-events.toml,line=48,title=disagg-transfer-exceeds-prefill::",
+		"::error file=examples/disagg-1gbe-no-events.toml,line=64,title=ttft-slo::",
+		"::notice file=examples/disagg-1gbe-no-events.toml,line=60,title=cuda-minor-version-compat::",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+	if got := ghData("a%b\nc"); got != "a%25b%0Ac" {
+		t.Errorf("ghData %q", got)
+	}
+	if got := ghProperty("a:b,c"); got != "a%3Ab%2Cc" {
+		t.Errorf("ghProperty %q", got)
+	}
+}
+
+// TestSARIFSchema validates the SARIF output against the SARIF 2.1.0 JSON
+// schema (OASIS errata01), kept in testdata.
+func TestSARIFSchema(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "testdata", "rules", "sarif-schema-2.1.0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	schemaDoc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	const url = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+	if err := c.AddResource(url, schemaDoc); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]*CheckResult{
+		"example":    exampleResult(t, rules.Warn),
+		"clean":      NewCheckResult("clean.toml", nil, nil, nil, rules.Deny),
+		"rule error": NewCheckResult("p.toml", nil, []rules.Finding{{RuleID: "rule-error/x", Severity: rules.Deny, Message: "rule x failed"}}, nil, rules.Deny),
+	}
+	for name, r := range results {
+		var b bytes.Buffer
+		if err := WriteCheckSARIF(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(doc); err != nil {
+			t.Errorf("%s: SARIF does not validate: %v", name, err)
+		}
+	}
+	// and a broken log is caught, so the validation above means something
+	bad := map[string]any{"version": "2.1.0", "runs": []any{map[string]any{"tool": map[string]any{}}}}
+	raw, _ := json.Marshal(bad)
+	doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if schema.Validate(doc) == nil {
+		t.Error("schema accepted a run without tool.driver")
+	}
+}
+
+func TestFormatFigure(t *testing.T) {
+	for _, c := range []struct {
+		f    CheckFigure
+		want string
+	}{
+		{CheckFigure{"a", 3584 << 20, "B"}, "3.5 GiB"},
+		{CheckFigure{"a", 104e6, "B/s"}, "104 MB/s"},
+		{CheckFigure{"a", 3308.33, "ms"}, "3308.3 ms"},
+		{CheckFigure{"a", 14816, "tokens"}, "14,816 tokens"},
+		{CheckFigure{"a", 0.352, "ratio"}, "35.2%"},
+		{CheckFigure{"a", 2, "workers"}, "2 workers"},
+	} {
+		if got := FormatFigure(c.f); got != c.want {
+			t.Errorf("%v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}

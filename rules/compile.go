@@ -1,0 +1,356 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Sandbox bounds. Every rule expression is parsed with at most MaxNodes AST
+// nodes and every evaluation runs in a VM whose memory budget is MemoryBudget
+// (expr's unit: roughly one per element a range, map or filter allocates).
+const (
+	MaxNodes     = 1000
+	MemoryBudget = 100_000
+)
+
+// disabledBuiltins are expr builtins rules may not call: the clock (now,
+// date, timezone, duration), encoders that can blow up a message
+// (toJSON, fromJSON, toBase64, fromBase64) and repeat. expr has no builtin
+// that reads files, the environment or the network, and rules cannot
+// define functions.
+var disabledBuiltins = []string{"now", "date", "timezone", "duration", "toJSON", "fromJSON", "toBase64", "fromBase64", "repeat"}
+
+// RuntimeErrorPrefix starts the rule id of a finding reporting a rule that
+// failed while being evaluated: "rule-error/<id>".
+const RuntimeErrorPrefix = "rule-error/"
+
+// CompileError is a rule that cannot be loaded: a bad id or severity, or an
+// expression that does not parse or type-check against Env.
+// It prints as "file:line:col: field: message [rule-id]".
+type CompileError struct {
+	File    string
+	Line    int    // file line of the problem
+	Col     int    // file column of the problem; 0 when unknown
+	ExprCol int    // 1-based column inside the expression (when, deny_when, or a ${} placeholder); 0 when not an expression error
+	RuleID  string // "" when the id itself is missing
+	Field   string // when, deny_when, message, fix, id, severity, fields
+	Msg     string
+	Snippet string // expr's caret snippet, for a second line of output
+}
+
+func (e *CompileError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	if e.RuleID != "" {
+		fmt.Fprintf(&b, " [%s]", e.RuleID)
+	}
+	return b.String()
+}
+
+func joinErrors(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// Set is a compiled, layered list of rules, ready to evaluate. It is safe
+// for concurrent use.
+type Set struct {
+	Rules []*Rule
+	byID  map[string]*Rule
+}
+
+// Rule returns the rule with the given id, or nil.
+func (s *Set) Rule(id string) *Rule { return s.byID[id] }
+
+// Options choose the packs of a Set.
+type Options struct {
+	Paths     []string // user rule files or directories, in order of precedence (later wins)
+	NoDefault bool     // leave out the embedded default pack (--no-default-rules)
+	Disable   []string // rule ids to turn off (--disable)
+}
+
+// Load reads the user packs named in opts, layers them over the embedded
+// default pack and compiles the result.
+func Load(opts Options) (*Set, error) {
+	packs, err := LoadPacks(opts.Paths...)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.NoDefault {
+		packs = append([]*Pack{DefaultPack()}, packs...)
+	}
+	return Compile(packs, opts.Disable...)
+}
+
+// Compile layers packs in order and compiles every rule against Env.
+//
+// Layering: a rule whose id is already present replaces it in place; a new
+// id is appended. When any pack after the first says
+// [extend] use_default = false, the rules of the default pack (File ==
+// DefaultFile) that no later pack replaced are dropped. Ids named in a pack's
+// [extend] disable or in disable are removed; an id that names no rule of
+// any pack is an error with a suggestion.
+func Compile(packs []*Pack, disable ...string) (*Set, error) {
+	useDefault := true
+	for _, p := range packs {
+		if p.File != DefaultFile && !p.UseDefault {
+			useDefault = false
+		}
+	}
+	var order []string
+	byID := map[string]*Rule{}
+	for _, p := range packs {
+		if p.File == DefaultFile && !useDefault {
+			continue
+		}
+		for _, r := range p.Rules {
+			if _, ok := byID[r.ID]; !ok {
+				order = append(order, r.ID)
+			}
+			byID[r.ID] = r
+		}
+	}
+	known := map[string]bool{}
+	for _, p := range packs {
+		for _, r := range p.Rules {
+			known[r.ID] = true
+		}
+	}
+	var errs []error
+	off := map[string]bool{}
+	for _, p := range packs {
+		for _, id := range p.Disable {
+			off[id] = true
+			if !known[id] {
+				errs = append(errs, fmt.Errorf("%s: [extend] disable: no rule %q%s", p.File, id, didYouMean(id, order)))
+			}
+		}
+	}
+	for _, id := range disable {
+		off[id] = true
+		if !known[id] {
+			errs = append(errs, fmt.Errorf("--disable %s: no rule %q%s", id, id, didYouMean(id, order)))
+		}
+	}
+	s := &Set{byID: map[string]*Rule{}}
+	for _, id := range order {
+		if off[id] {
+			continue
+		}
+		r := byID[id]
+		if err := r.compile(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.Rules = append(s.Rules, r)
+		s.byID[id] = r
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	return s, nil
+}
+
+func baseOptions() []expr.Option {
+	opts := []expr.Option{expr.Env(Env{}), expr.MaxNodes(MaxNodes)}
+	for _, b := range disabledBuiltins {
+		opts = append(opts, expr.DisableBuiltin(b))
+	}
+	return append(opts, helperOptions()...)
+}
+
+var (
+	boolOptions = append(baseOptions(), expr.AsBool())
+	anyOptions  = baseOptions()
+)
+
+func (r *Rule) compile() error {
+	var errs []error
+	var err error
+	if r.when, err = r.compileExpr("when", r.When, r.whenPos, boolOptions); err != nil {
+		errs = append(errs, err)
+	}
+	if strings.TrimSpace(r.DenyWhen) != "" {
+		if r.denyWhen, err = r.compileExpr("deny_when", r.DenyWhen, r.denyWhenPos, boolOptions); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.message, err = r.compileTemplate("message", r.Message, r.messagePos); err != nil {
+		errs = append(errs, err)
+	}
+	if r.fix, err = r.compileTemplate("fix", r.Fix, r.fixPos); err != nil {
+		errs = append(errs, err)
+	}
+	for _, f := range r.Fields {
+		if !fieldRe.MatchString(f) {
+			errs = append(errs, &CompileError{File: r.File, Line: r.Line, RuleID: r.ID, Field: "fields",
+				Msg: fmt.Sprintf("%q is not a dotted plan-file field such as \"pools.prefill.memory_limit\", \"pools.*.role\" or, in a per_pool rule, \"pool.memory_limit\"", f)})
+		} else if strings.HasPrefix(f, "pool.") && !r.PerPool {
+			errs = append(errs, &CompileError{File: r.File, Line: r.Line, RuleID: r.ID, Field: "fields",
+				Msg: fmt.Sprintf("%q names pool, which only a per_pool rule has: set per_pool = true or write \"pools.*.%s\"", f, strings.TrimPrefix(f, "pool."))})
+		}
+	}
+	if len(errs) > 0 {
+		return joinErrors(errs)
+	}
+	return nil
+}
+
+var fieldRe = regexp.MustCompile(`^[a-z_][a-z0-9_-]*(\.([a-z0-9_-]+|\*))*$`)
+
+// compileExpr compiles src; base locates src in its file (offset adds to the
+// expression's own line 1, column 1, for placeholders inside templates).
+func (r *Rule) compileExpr(field, src string, pos exprPos, opts []expr.Option) (*vm.Program, error) {
+	prog, err := expr.Compile(src, opts...)
+	if err == nil {
+		return prog, nil
+	}
+	ce := &CompileError{File: r.File, Line: pos.line, RuleID: r.ID, Field: field, Msg: err.Error()}
+	if ce.Line == 0 {
+		ce.Line = r.Line
+	}
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		ce.Msg = humanize(fe.Message, src)
+		ce.Snippet = strings.TrimPrefix(fe.Snippet, "\n")
+		ce.ExprCol = fe.Column + 1
+		if pos.line > 0 {
+			ce.Line = pos.line + fe.Line - 1
+			if fe.Line == 1 && pos.col > 0 {
+				ce.Col = pos.col + fe.Column
+			} else if fe.Line > 1 || pos.col == 1 {
+				ce.Col = fe.Column + 1
+			}
+		}
+	} else if strings.HasPrefix(err.Error(), "expected bool") {
+		ce.Msg = strings.Replace(err.Error(), "expected bool", "want a boolean expression", 1)
+		ce.Col = pos.col
+		ce.ExprCol = 1
+	}
+	return nil, ce
+}
+
+var (
+	noFieldRe     = regexp.MustCompile(`type rules\.(\w+) has no field (\w+)`)
+	unknownNameRe = regexp.MustCompile(`^unknown name (\w+)`)
+	goTypeRe      = regexp.MustCompile(`rules\.(\w+)`)
+)
+
+// humanize rewrites expr's messages in the words of the rule language:
+// "type rules.RouterEnv has no field kv_event" becomes
+// "router has no field kv_event; did you mean kv_events?".
+func humanize(msg, _ string) string {
+	if m := noFieldRe.FindStringSubmatch(msg); m != nil {
+		if names, ok := envTypeFields[m[1]]; ok {
+			return fmt.Sprintf("%s has no field %s%s", envTypeNames[m[1]], m[2], didYouMean(m[2], names))
+		}
+	}
+	if m := unknownNameRe.FindStringSubmatch(msg); m != nil {
+		names := append([]string{}, envTopNames...)
+		for _, h := range helpers {
+			names = append(names, h.Name)
+		}
+		return msg + didYouMean(m[1], names)
+	}
+	return goTypeRe.ReplaceAllStringFunc(msg, func(s string) string {
+		if n, ok := envTypeNames[strings.TrimPrefix(s, "rules.")]; ok {
+			return n
+		}
+		return s
+	})
+}
+
+// envTypeNames maps a Go type of Env to the expr path that reaches it
+// ("RouterEnv" → "router"); envTypeFields lists its expr field names.
+var envTypeNames, envTypeFields, envTopNames = func() (map[string]string, map[string][]string, []string) {
+	names, fields := map[string]string{}, map[string][]string{}
+	var top []string
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		if _, ok := names[t.Name()]; !ok {
+			names[t.Name()] = path
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("expr")
+			fields[t.Name()] = append(fields[t.Name()], tag)
+			ft := f.Type
+			if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				walk(ft, strings.TrimPrefix(path+"."+tag, "."))
+			}
+		}
+	}
+	walk(reflect.TypeOf(Env{}), "")
+	names["Env"] = "the rule environment"
+	top = fields["Env"]
+	names["PoolEnv"] = "pool"
+	return names, fields, top
+}()
+
+// didYouMean returns "; did you mean X?" for the closest name, or "".
+func didYouMean(name string, names []string) string {
+	best, bestD := "", 1<<30
+	for _, n := range names {
+		if d := levenshtein(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" || bestD > max(1, len(name)/3) {
+		return ""
+	}
+	return "; did you mean " + best + "?"
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// sortedIDs lists the ids of a set's rules, sorted.
+func (s *Set) sortedIDs() []string {
+	ids := make([]string, 0, len(s.Rules))
+	for _, r := range s.Rules {
+		ids = append(ids, r.ID)
+	}
+	sort.Strings(ids)
+	return ids
+}

@@ -1,0 +1,211 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+)
+
+// cleanEnv is a hand-built Env for a healthy disaggregated deployment of
+// Qwen3-0.6B over a fast link: no default rule fires on it.
+func cleanEnv() Env {
+	return Env{
+		Model:     ModelEnv{Name: "qwen3-0.6b", KVDtype: "bf16", TP: 1, KVBytesPerElem: 2},
+		Workload:  WorkloadEnv{InputTokens: 1524, OutputTokens: 128, Concurrency: 8, Prefixes: 6, PrefixTokens: 1500, Repeats: 6},
+		KV:        KVEnv{BytesPerToken: 114688, BytesPerRequest: 189464576, BytesTransfer: 174784512},
+		Link:      LinkEnv{Name: "ib-ndr", ThroughputBytesPerS: 42.6e9, LatencyMS: 0.01},
+		Router:    RouterEnv{Mode: "kv", KVEvents: true, BlockSize: 16},
+		Transport: TransportEnv{UCXTLS: []string{"rc", "cuda_copy", "tcp", "self"}, HasRDMA: true},
+		Runtime:   NewRuntime("vllm", "12.8", "570.133"),
+		SLO:       SLOEnv{TTFTMS: 500, ITLMS: 50},
+		Disagg: DisaggEnv{Disaggregated: true, ConcurrentTransfers: 8, TransferMS: 4.1, TransferMSShared: 32.8,
+			PrefillMS: 44, TTFTAggMS: 120, TTFTDisaggMS: 90},
+		Routing: RoutingEnv{WorkingSetTokens: 9000, HolderPool: "prefill", HolderWorkers: 2, SlotsPerWorkerTokens: 14816,
+			SlotsPoolTokens: 29632, CapacityTokens: 29632, CapacityAggTokens: 59264},
+		Predicted: PredictedEnv{TTFTMS: 90, ITLMS: 12, HitRate: 0.8},
+		Pools: []PoolEnv{
+			{Name: "decode", Role: "decode", Workers: 2, GPU: "rtx4090", GPUMemoryUtilization: 0.9, MaxModelLen: 4096,
+				KVBufferDevice: "gpu", ConcurrencyPerWorker: 4, KVSlotsTokens: 120000, MaxModelLenFits: true, HostRequiredBytes: 2 << 30},
+			{Name: "prefill", Role: "prefill", Workers: 2, GPU: "rtx4090", GPUMemoryUtilization: 0.9, MaxModelLen: 4096,
+				KVBufferDevice: "gpu", ConcurrencyPerWorker: 4, KVSlotsTokens: 14816, MaxModelLenFits: true,
+				HostRequiredBytes: 2 << 30, HostLimitBytes: 8 << 30},
+		},
+	}
+}
+
+func poolNamed(e *Env, name string) *PoolEnv {
+	for i := range e.Pools {
+		if e.Pools[i].Name == name {
+			return &e.Pools[i]
+		}
+	}
+	panic("no pool " + name)
+}
+
+// TestDefaultRules gives every default rule an Env that fires it and one
+// that does not (a near miss, not just the clean Env).
+func TestDefaultRules(t *testing.T) {
+	set, err := Load(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mut func(e *Env)
+	cases := []struct {
+		rule     string
+		pool     string   // per_pool rules: the pool that fires
+		severity Severity // expected severity when it fires
+		fire     mut
+		miss     mut
+		message  string // substring of the message when it fires
+	}{
+		{"kv-router-without-events", "", Deny,
+			func(e *Env) { e.Router.KVEvents = false },
+			func(e *Env) { e.Router.KVEvents = false; e.Router.Mode = "round-robin" },
+			"router.mode is kv but the workers publish no KV events"},
+		{"disagg-transfer-exceeds-prefill", "", Warn,
+			func(e *Env) { e.Disagg.TransferMSShared = 44 },
+			func(e *Env) { e.Disagg.TransferMSShared = 43.9 },
+			"takes 44.00 ms with 8 transfers sharing it, at least the 44.00 ms of prefill"},
+		{"disagg-transfer-exceeds-prefill", "", Deny, // the SLO breaks: deny_when
+			func(e *Env) { e.Disagg.TransferMSShared = 3308; e.Disagg.TTFTDisaggMS = 3400 },
+			func(e *Env) { e.Disagg.Disaggregated = false; e.Disagg.TransferMSShared = 3308 },
+			"(SLO 500.0 ms)"},
+		{"disagg-on-one-gpu", "", Warn,
+			func(e *Env) { e.Disagg.SameGPU = true },
+			func(e *Env) { e.Disagg.SameGPU = false },
+			"share one GPU"},
+		{"host-oom-staged-kv", "prefill", Deny,
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.KVBufferDevice, p.StagesKVInHost, p.HostLimitBytes, p.HostRequiredBytes = "cpu", true, 3584<<20, 4800<<20
+			},
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.KVBufferDevice, p.StagesKVInHost, p.HostLimitBytes, p.HostRequiredBytes = "cpu", true, 3584<<20, 3584<<20
+			},
+			"need 4.7 GiB per worker, over its memory_limit of 3.5 GiB"},
+		{"ucx-gpu-buffer-over-tcp", "decode", Deny,
+			func(e *Env) {
+				e.Transport = NewTransport([]string{"tcp", "self"})
+				poolNamed(e, "prefill").KVBufferDevice = "cpu"
+			},
+			func(e *Env) {
+				e.Transport = NewTransport([]string{"tcp", "self"})
+				poolNamed(e, "prefill").KVBufferDevice = "cpu"
+				poolNamed(e, "decode").KVBufferDevice = "cpu"
+			},
+			"UCX_TLS=tcp,self"},
+		{"ucx-ipc-only", "", Deny,
+			func(e *Env) { e.Transport = NewTransport([]string{"cuda_ipc"}) },
+			func(e *Env) { e.Transport = NewTransport([]string{"cuda_ipc", "tcp"}) },
+			"no active messages transport"},
+		{"cuda-build-vs-driver", "", Deny,
+			func(e *Env) { e.Runtime = NewRuntime("vllm", "13.0", "570.133") },
+			func(e *Env) { e.Runtime = NewRuntime("vllm", "13.0", "580.65") },
+			"built for CUDA 13.0 but driver 570.133 supports CUDA 12.8"},
+		{"cuda-minor-version-compat", "", Info,
+			func(e *Env) { e.Runtime = NewRuntime("vllm", "12.9", "570.133") },
+			func(e *Env) { e.Runtime = NewRuntime("vllm", "12.9", "575.51") },
+			"minor-version compatibility"},
+		{"working-set-exceeds-slots", "", Warn,
+			func(e *Env) {
+				e.Router.Mode = "round-robin"
+				e.Workload.Prefixes = 12
+				e.Routing.WorkingSetTokens = 18000
+			},
+			func(e *Env) { e.Router.Mode = "kv"; e.Routing.WorkingSetTokens = 18000 },
+			"(12 prefixes"},
+		{"kv-routing-pays-off", "", Info,
+			func(e *Env) { e.Router.Mode = "random"; e.Routing.WorkingSetTokens = 18000 },
+			func(e *Env) { e.Router.Mode = "random"; e.Routing.WorkingSetTokens = 30000 },
+			"fits the 2 workers' 29,632 tokens of pool prefill"},
+		{"prefix-capacity-shrinks-with-disagg", "", Warn,
+			func(e *Env) { e.Routing.WorkingSetTokens = 36000 },
+			func(e *Env) { e.Routing.WorkingSetTokens = 29632 },
+			"its 29,632 tokens of prefix capacity"},
+		{"ttft-slo", "", Deny,
+			func(e *Env) { e.Predicted.TTFTMS = 501 },
+			func(e *Env) { e.Predicted.TTFTMS = 500 },
+			"predicted TTFT 501.0 ms at concurrency 8 exceeds the SLO of 500.0 ms"},
+		{"itl-slo", "", Warn,
+			func(e *Env) { e.Predicted.ITLMS = 60 },
+			func(e *Env) { e.SLO.ITLMS = 0; e.Predicted.ITLMS = 60 },
+			"60.00 ms"},
+		{"max-model-len-does-not-fit", "prefill", Deny,
+			func(e *Env) { p := poolNamed(e, "prefill"); p.MaxModelLen, p.MaxModelLenFits = 32768, false },
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.MaxModelLen, p.KVSlotsTokens, p.MaxModelLenFits = 32768, 0, false
+			},
+			"max_model_len = 32,768 tokens needs more KV than one worker's 14,816 tokens"},
+	}
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.rule] = true
+		t.Run(c.rule, func(t *testing.T) {
+			e := cleanEnv()
+			c.fire(&e)
+			fs := set.Evaluate(&e)
+			var hit *Finding
+			for i := range fs {
+				if strings.HasPrefix(fs[i].RuleID, RuntimeErrorPrefix) {
+					t.Errorf("runtime error: %s", fs[i].Message)
+				}
+				if fs[i].RuleID == c.rule {
+					hit = &fs[i]
+				}
+			}
+			if hit == nil {
+				t.Fatalf("%s did not fire; fired: %v", c.rule, ids(fs))
+			}
+			if hit.Severity != c.severity || hit.Pool != c.pool {
+				t.Errorf("severity %s pool %q, want %s %q", hit.Severity, hit.Pool, c.severity, c.pool)
+			}
+			if !strings.Contains(hit.Message, c.message) {
+				t.Errorf("message %q\nwant it to contain %q", hit.Message, c.message)
+			}
+			if !strings.Contains(hit.Why, "FACTS §") || hit.Fix == "" {
+				t.Errorf("why %q must cite FACTS and fix %q must be set", hit.Why, hit.Fix)
+			}
+			m := cleanEnv()
+			c.miss(&m)
+			for _, f := range set.Evaluate(&m) {
+				if f.RuleID == c.rule {
+					t.Errorf("%s fired on the near miss: %s", c.rule, f.Message)
+				}
+			}
+		})
+	}
+	for _, r := range set.Rules {
+		if !covered[r.ID] {
+			t.Errorf("default rule %s has no test case", r.ID)
+		}
+	}
+	clean := cleanEnv()
+	if fs := set.Evaluate(&clean); len(fs) > 0 {
+		t.Errorf("clean env fired %v", ids(fs))
+	}
+	if len(set.Rules) < 12 {
+		t.Errorf("%d default rules, want at least 12", len(set.Rules))
+	}
+}
+
+func ids(fs []Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, findingName(f))
+	}
+	return out
+}
+
+// TestZeroEnvFiresNothing: figures the planner could not determine are 0,
+// and no default rule may fire on unknowns alone.
+func TestZeroEnvFiresNothing(t *testing.T) {
+	set, err := Load(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Env{Pools: []PoolEnv{{Name: "a", Role: "aggregated"}}}
+	if fs := set.Evaluate(&e); len(fs) > 0 {
+		t.Errorf("zero env fired %v: %v", ids(fs), fs)
+	}
+}

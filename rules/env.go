@@ -1,0 +1,151 @@
+package rules
+
+// Env is everything a rule may read. Rules compile against this type, so a
+// misspelt name or a type mismatch fails when the pack is loaded. Every leaf
+// field has an expr name (its snake_case `expr` tag), a unit and a meaning
+// (`unit` and `desc` tags); EnvVars lists them for `kvplan rules env`.
+//
+// Units: bytes are "B" (int), durations "ms" (float64), throughputs "B/s"
+// (float64), token counts "tokens" (int), fractions "ratio" (0.25 = 25%).
+// A figure that the plan does not determine is 0 (or "" / false) and the
+// default rules treat 0 as "unknown".
+//
+// BaseEnv fills what the plan file states; the planner fills the derived
+// figures (KV sizes, slots, transfer and prefill times, predictions).
+//
+// The types of Env must not have methods: expr would expose them to rules.
+type Env struct {
+	Model     ModelEnv     `expr:"model"`
+	Workload  WorkloadEnv  `expr:"workload"`
+	KV        KVEnv        `expr:"kv"`
+	Link      LinkEnv      `expr:"link"`
+	Router    RouterEnv    `expr:"router"`
+	Transport TransportEnv `expr:"transport"`
+	Runtime   RuntimeEnv   `expr:"runtime"`
+	SLO       SLOEnv       `expr:"slo"`
+	Disagg    DisaggEnv    `expr:"disagg"`
+	Routing   RoutingEnv   `expr:"routing"`
+	Predicted PredictedEnv `expr:"predicted"`
+	Pools     []PoolEnv    `expr:"pools" desc:"every worker pool of the plan, sorted by name"`
+	// Pool is the pool a per-pool rule is evaluated for; zero in other rules.
+	Pool PoolEnv `expr:"pool" desc:"the pool a per_pool rule is evaluated for (zero value in other rules)"`
+}
+
+// ModelEnv describes the model served.
+type ModelEnv struct {
+	Name           string `expr:"name" unit:"" desc:"catalog name of the model, or the config.json path"`
+	KVDtype        string `expr:"kv_dtype" unit:"" desc:"KV cache dtype: bf16, fp16, fp8 or int8"`
+	TP             int    `expr:"tp" unit:"ranks" desc:"tensor-parallel ranks per worker"`
+	WeightsBytes   int    `expr:"weights_bytes" unit:"B" desc:"weight bytes of the whole model (all ranks)"`
+	MaxContext     int    `expr:"max_context" unit:"tokens" desc:"the model's max_position_embeddings"`
+	ParamsTotal    int    `expr:"params_total" unit:"params" desc:"parameters of the model"`
+	KVBytesPerElem int    `expr:"kv_bytes_per_element" unit:"B" desc:"bytes of one KV element (bf16 = 2, fp8 = 1)"`
+}
+
+// WorkloadEnv is the traffic of the plan file's [workload].
+type WorkloadEnv struct {
+	InputTokens  int     `expr:"input_tokens" unit:"tokens" desc:"prompt tokens per request"`
+	OutputTokens int     `expr:"output_tokens" unit:"tokens" desc:"generated tokens per request"`
+	Concurrency  int     `expr:"concurrency" unit:"requests" desc:"requests in flight across the deployment"`
+	RequestRate  float64 `expr:"request_rate" unit:"req/s" desc:"arrival rate; 0 = closed loop at concurrency"`
+	Prefixes     int     `expr:"prefixes" unit:"prefixes" desc:"distinct shared prefixes"`
+	PrefixTokens int     `expr:"prefix_tokens" unit:"tokens" desc:"tokens of each prefix"`
+	Repeats      int     `expr:"repeats" unit:"sends" desc:"sends of each prefix"`
+}
+
+// KVEnv holds the KV cache sizes of the model as served (FACTS §2).
+type KVEnv struct {
+	BytesPerToken   int `expr:"bytes_per_token" unit:"B" desc:"KV bytes of one token over all layers and all TP ranks together (FACTS §2)"`
+	BytesPerRequest int `expr:"bytes_per_request" unit:"B" desc:"KV bytes of one request: bytes_per_token × (input_tokens + output_tokens)"`
+	BytesTransfer   int `expr:"bytes_transfer" unit:"B" desc:"KV bytes moved from prefill to decode for one request (its prompt's KV)"`
+}
+
+// LinkEnv is the link between prefill and decode workers (FACTS §3).
+type LinkEnv struct {
+	Name                string  `expr:"name" unit:"" desc:"catalog link name, or \"\" when given by throughput"`
+	ThroughputBytesPerS float64 `expr:"throughput_bytes_per_s" unit:"B/s" desc:"effective throughput of one transfer alone (FACTS §3)"`
+	LatencyMS           float64 `expr:"latency_ms" unit:"ms" desc:"per-transfer latency"`
+}
+
+// RouterEnv is the frontend's routing.
+type RouterEnv struct {
+	Mode      string `expr:"mode" unit:"" desc:"kv, round-robin or random"`
+	KVEvents  bool   `expr:"kv_events" unit:"" desc:"workers publish KV events to the router"`
+	BlockSize int    `expr:"block_size" unit:"tokens" desc:"tokens per KV block"`
+}
+
+// TransportEnv holds UCX_TLS and what follows from it. NewTransport fills it.
+type TransportEnv struct {
+	UCXTLS      []string `expr:"ucx_tls" unit:"" desc:"the UCX_TLS list; empty = UCX's default (all transports)"`
+	TCPOnly     bool     `expr:"tcp_only" unit:"" desc:"UCX_TLS allows tcp and no transport that moves GPU memory (no cuda_ipc, gdr_copy, rc, ud, dc, ib)"`
+	CUDAIPCOnly bool     `expr:"cuda_ipc_only" unit:"" desc:"UCX_TLS names cuda_ipc and no active-messages transport (tcp, self, sm, rc, ud, dc ...)"`
+	HasRDMA     bool     `expr:"has_rdma" unit:"" desc:"UCX_TLS allows an RDMA transport (rc, ud, dc, ib), or is empty"`
+}
+
+// RuntimeEnv is the engine build and the nodes' driver (FACTS §4).
+type RuntimeEnv struct {
+	Engine             string `expr:"engine" unit:"" desc:"serving engine, e.g. vllm"`
+	CUDABuild          string `expr:"cuda_build" unit:"" desc:"CUDA version the engine was built for, \"major.minor\""`
+	CUDABuildMajor     int    `expr:"cuda_build_major" unit:"" desc:"major version of cuda_build; 0 = unknown"`
+	CUDABuildNum       int    `expr:"cuda_build_num" unit:"" desc:"cuda_build as major×100+minor (12.9 = 1209); 0 = unknown"`
+	Driver             string `expr:"driver" unit:"" desc:"NVIDIA driver version of the nodes, e.g. 570.133"`
+	DriverMaxCUDA      string `expr:"driver_max_cuda" unit:"" desc:"highest CUDA the driver supports (driver table, FACTS §4); \"\" = unknown"`
+	DriverMaxCUDAMajor int    `expr:"driver_max_cuda_major" unit:"" desc:"major version of driver_max_cuda; 0 = unknown"`
+	DriverMaxCUDANum   int    `expr:"driver_max_cuda_num" unit:"" desc:"driver_max_cuda as major×100+minor; 0 = unknown"`
+}
+
+// SLOEnv holds the plan's objectives; 0 means none.
+type SLOEnv struct {
+	TTFTMS float64 `expr:"ttft_ms" unit:"ms" desc:"time-to-first-token objective; 0 = none"`
+	ITLMS  float64 `expr:"itl_ms" unit:"ms" desc:"inter-token-latency objective; 0 = none"`
+}
+
+// DisaggEnv holds what disaggregation costs and gains (FACTS §1 question 2, §3).
+type DisaggEnv struct {
+	Disaggregated       bool    `expr:"disaggregated" unit:"" desc:"the plan has a prefill pool and a decode pool"`
+	SameGPU             bool    `expr:"same_gpu" unit:"" desc:"a prefill pool and a decode pool share one GPU (shares_gpu_with)"`
+	ConcurrentTransfers int     `expr:"concurrent_transfers" unit:"transfers" desc:"KV transfers sharing the link at once"`
+	TransferMS          float64 `expr:"transfer_ms" unit:"ms" desc:"time to move one request's KV alone: latency + bytes_transfer ÷ throughput"`
+	TransferMSShared    float64 `expr:"transfer_ms_shared" unit:"ms" desc:"the same while concurrent_transfers share the link (FACTS §3 Sharing)"`
+	PrefillMS           float64 `expr:"prefill_ms" unit:"ms" desc:"prefill time of one request, which disaggregation moves off the decode GPU"`
+	TTFTAggMS           float64 `expr:"ttft_agg_ms" unit:"ms" desc:"predicted TTFT if the same GPUs served aggregated"`
+	TTFTDisaggMS        float64 `expr:"ttft_disagg_ms" unit:"ms" desc:"predicted TTFT disaggregated: prefill + shared transfer + queueing"`
+}
+
+// RoutingEnv holds the prefix working set and the slots that hold it
+// (FACTS §1 question 3, §5).
+type RoutingEnv struct {
+	WorkingSetTokens     int    `expr:"working_set_tokens" unit:"tokens" desc:"prefixes × prefix_tokens: the KV the prefixes need to stay cached"`
+	HolderPool           string `expr:"holder_pool" unit:"" desc:"the pool whose workers keep prefixes cached (the prefill pool when disaggregated)"`
+	HolderWorkers        int    `expr:"holder_workers" unit:"workers" desc:"workers of holder_pool"`
+	SlotsPerWorkerTokens int    `expr:"slots_per_worker_tokens" unit:"tokens" desc:"KV slots of one worker of holder_pool"`
+	SlotsPoolTokens      int    `expr:"slots_pool_tokens" unit:"tokens" desc:"KV slots of all of holder_pool: what KV routing can use"`
+	CapacityTokens       int    `expr:"capacity_tokens" unit:"tokens" desc:"prefix capacity under the plan's router: slots_per_worker_tokens under round-robin/random, slots_pool_tokens under kv"`
+	CapacityAggTokens    int    `expr:"capacity_agg_tokens" unit:"tokens" desc:"prefix capacity if every worker of the plan served aggregated, under the plan's router"`
+}
+
+// PredictedEnv holds the planner's predictions for the plan as written.
+type PredictedEnv struct {
+	TTFTMS  float64 `expr:"ttft_ms" unit:"ms" desc:"predicted time to first token at the plan's concurrency"`
+	ITLMS   float64 `expr:"itl_ms" unit:"ms" desc:"predicted inter-token latency at the plan's concurrency"`
+	HitRate float64 `expr:"hit_rate" unit:"ratio" desc:"predicted prefix-cache hit rate; 0 when not simulated"`
+}
+
+// PoolEnv is one worker pool: its settings and memory figures (FACTS §4).
+type PoolEnv struct {
+	Name                 string  `expr:"name" unit:"" desc:"the pool's name under [pools]"`
+	Role                 string  `expr:"role" unit:"" desc:"aggregated, prefill or decode"`
+	Workers              int     `expr:"workers" unit:"workers" desc:"workers in the pool"`
+	GPU                  string  `expr:"gpu" unit:"" desc:"catalog GPU name"`
+	GPUMemoryUtilization float64 `expr:"gpu_memory_utilization" unit:"ratio" desc:"vLLM's --gpu-memory-utilization"`
+	MaxModelLen          int     `expr:"max_model_len" unit:"tokens" desc:"effective --max-model-len: the plan's, or the model's context when the plan omits it"`
+	EnforceEager         bool    `expr:"enforce_eager" unit:"" desc:"no CUDA graphs"`
+	KVBufferDevice       string  `expr:"kv_buffer_device" unit:"" desc:"cpu or gpu: where KV is staged for transfer"`
+	SharesGPUWith        string  `expr:"shares_gpu_with" unit:"" desc:"name of the pool sharing this pool's GPU, or \"\""`
+	StagesKVInHost       bool    `expr:"stages_kv_in_host" unit:"" desc:"KV is staged in host memory for transfer: kv_buffer_device = cpu in a prefill or decode pool"`
+	ConcurrencyPerWorker int     `expr:"concurrency_per_worker" unit:"requests" desc:"requests in flight on one worker"`
+	KVSlotsTokens        int     `expr:"kv_slots_tokens" unit:"tokens" desc:"KV slots of one worker (FACTS §4)"`
+	MaxModelLenFits      bool    `expr:"max_model_len_fits" unit:"" desc:"one request of max_model_len tokens fits kv_slots_tokens (vLLM refuses to start otherwise)"`
+	HostRequiredBytes    int     `expr:"host_required_bytes" unit:"B" desc:"host memory one worker needs: base + staged KV of concurrency_per_worker requests + margin"`
+	HostLimitBytes       int     `expr:"host_limit_bytes" unit:"B" desc:"memory_limit of one worker's container; 0 = no limit"`
+}

@@ -1,0 +1,147 @@
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/expr-lang/expr/vm"
+)
+
+// Finding is one rule that fired, for one pool when the rule is per_pool.
+type Finding struct {
+	RuleID   string   `json:"rule_id"`
+	Severity Severity `json:"severity"`
+	Pool     string   `json:"pool,omitempty"` // the pool of a per_pool rule
+	Message  string   `json:"message"`
+	Why      string   `json:"why,omitempty"`
+	Fix      string   `json:"fix,omitempty"`
+	// Fields are the dotted plan-file fields involved, most relevant first,
+	// with "pool." and "pools.*." expanded to the pool names.
+	Fields []string `json:"fields,omitempty"`
+	// Line is the plan-file line of the first field found there; 0 until
+	// ResolveLines sets it, or when no field is written in the plan.
+	Line  int    `json:"line,omitempty"`
+	Field string `json:"field,omitempty"` // the field Line points at
+}
+
+var vmPool = sync.Pool{New: func() any { return &vm.VM{MemoryBudget: MemoryBudget} }}
+
+// Evaluate runs every rule of the set over env and returns the findings,
+// most severe first and in rule order within a severity. A rule that fails at
+// run time (an index out of range, an integer division by zero, the memory
+// budget exceeded) gives a deny finding "rule-error/<id>" and the other rules
+// still run. env is not modified.
+func (s *Set) Evaluate(env *Env) []Finding {
+	m := vmPool.Get().(*vm.VM)
+	defer vmPool.Put(m)
+	e := *env // per_pool rules bind e.Pool
+	var out []Finding
+	for _, r := range s.Rules {
+		if !r.PerPool {
+			e.Pool = PoolEnv{}
+			out = r.eval(m, &e, out)
+			continue
+		}
+		for i := range env.Pools {
+			e.Pool = env.Pools[i]
+			out = r.eval(m, &e, out)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.Rank() > out[j].Severity.Rank() })
+	return out
+}
+
+func (r *Rule) eval(m *vm.VM, env *Env, out []Finding) []Finding {
+	v, err := m.Run(r.when, env)
+	if err != nil {
+		return append(out, r.runtimeError("when", env, err))
+	}
+	if fired, _ := v.(bool); !fired {
+		return out
+	}
+	f := Finding{RuleID: r.ID, Severity: r.Severity, Why: r.Why, Fields: r.expandFields(env)}
+	if r.PerPool {
+		f.Pool = env.Pool.Name
+	}
+	if r.denyWhen != nil {
+		v, err := m.Run(r.denyWhen, env)
+		if err != nil {
+			return append(out, r.runtimeError("deny_when", env, err))
+		}
+		if deny, _ := v.(bool); deny {
+			f.Severity = Deny
+		}
+	}
+	if f.Message, err = r.message.render(m, env); err != nil {
+		return append(out, r.runtimeError("message", env, err))
+	}
+	if f.Fix, err = r.fix.render(m, env); err != nil {
+		return append(out, r.runtimeError("fix", env, err))
+	}
+	return append(out, f)
+}
+
+func (r *Rule) runtimeError(field string, env *Env, err error) Finding {
+	where := ""
+	if r.PerPool {
+		where = fmt.Sprintf(" for pool %q", env.Pool.Name)
+	}
+	msg := strings.SplitN(err.Error(), "\n", 2)[0]
+	f := Finding{
+		RuleID:   RuntimeErrorPrefix + r.ID,
+		Severity: Deny,
+		Message:  fmt.Sprintf("rule %s failed%s: %s: %s", r.ID, where, field, msg),
+		Why:      "a rule that cannot be evaluated cannot vouch for the plan, so kvplan fails the check rather than pass it silently",
+		Fix:      fmt.Sprintf("correct the rule's %s (%s:%d), or turn it off with --disable %s", field, r.File, r.Line, r.ID),
+	}
+	if r.PerPool {
+		f.Pool = env.Pool.Name
+	}
+	return f
+}
+
+// expandFields rewrites "pool.x" to "pools.<pool>.x" and "pools.*.x" to one
+// field per pool.
+func (r *Rule) expandFields(env *Env) []string {
+	if len(r.Fields) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(r.Fields))
+	for _, f := range r.Fields {
+		switch {
+		case strings.HasPrefix(f, "pool."):
+			out = append(out, "pools."+env.Pool.Name+"."+strings.TrimPrefix(f, "pool."))
+		case strings.HasPrefix(f, "pools.*."):
+			for _, p := range env.Pools {
+				out = append(out, "pools."+p.Name+"."+strings.TrimPrefix(f, "pools.*."))
+			}
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ResolveLines sets each finding's Line and Field to the first of its Fields
+// that line (usually (*planfile.Plan).Line) finds, falling back to the line
+// of its pool's table. Findings with no line keep 0.
+func ResolveLines(findings []Finding, line func(field string) int) {
+	for i := range findings {
+		f := &findings[i]
+		for _, fld := range f.Fields {
+			if l := line(fld); l > 0 {
+				f.Line, f.Field = l, fld
+				break
+			}
+		}
+		if f.Line == 0 && f.Pool != "" {
+			f.Line, f.Field = line("pools."+f.Pool), "pools."+f.Pool
+		}
+	}
+}
+
+// Failing reports whether a finding fails a check run with --fail-on failOn:
+// its severity is at least failOn's.
+func Failing(f Finding, failOn Severity) bool { return f.Severity.Rank() >= failOn.Rank() }
