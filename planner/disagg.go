@@ -172,18 +172,25 @@ func (p *DisaggPlan) prefill(sc DisaggScenario, d *Derivation) error {
 		p.PrefillMS = d.Add("prefill_ms", sc.PrefillMS, "ms", "given (--prefill-ms)", "%g", sc.PrefillMS)
 		return nil
 	}
-	g := sc.PrefillGPU
-	wf, af := models.PrefillFLOPs(sc.Model, sc.InputTokens)
+	p.PrefillSource = "estimated"
+	p.PrefillMS = EstimatePrefillMS(sc.Model, sc.PrefillGPU, sc.InputTokens, sc.TP, d)
+	return nil
+}
+
+// EstimatePrefillMS estimates the prefill time of one request of tokens
+// tokens on tp GPUs of kind g: FLOPs / (bf16 FLOP/s × prefill MFU × tp),
+// adding its figures to d.
+func EstimatePrefillMS(m *catalog.Model, g *catalog.GPU, tokens, tp int, d *Derivation) float64 {
+	wf, af := models.PrefillFLOPs(m, tokens)
 	d.Add("prefill_flops", wf+af, "FLOP",
 		"2 × matmul params × tokens + 2 × vocab × hidden (last token's logits) + causal attention FLOPs",
-		"2 × %d × %d + 2 × %d × %d + %.4g", models.MatmulParams(sc.Model), sc.InputTokens, sc.Model.VocabSize, sc.Model.HiddenSize, af)
+		"2 × %d × %d + 2 × %d × %d + %.4g", models.MatmulParams(m), tokens, m.VocabSize, m.HiddenSize, af)
 	d.Note("matmul params = active params less the embedding matrices (the input embedding is a lookup)")
-	tp := max(1, sc.TP)
-	p.PrefillSource = "estimated"
-	p.PrefillMS = d.Add("prefill_ms", (wf+af)/(g.BF16TFLOPS*1e12*g.PrefillMFU*float64(tp))*1000, "ms",
+	tp = max(1, tp)
+	ms := d.Add("prefill_ms", (wf+af)/(g.BF16TFLOPS*1e12*g.PrefillMFU*float64(tp))*1000, "ms",
 		"prefill FLOPs / (bf16 FLOP/s × prefill MFU × tp)", "%.4g / (%g e12 × %g × %d)", wf+af, g.BF16TFLOPS, g.PrefillMFU, tp)
 	d.Note(g.Name + ": " + g.Source)
-	return nil
+	return ms
 }
 
 func (p *DisaggPlan) verdict() string {

@@ -35,7 +35,7 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 			}
 			rows = append(rows, []string{string(f.Severity), ruleLabel(f), line, text})
 		}
-		if err := writeCheckTable(w, []string{"SEVERITY", "RULE", "LINE", "FINDING"}, rows, checkTableWidth); err != nil {
+		if err := writeCheckTable(w, []string{"SEVERITY", "RULE", "LINE", "FINDING"}, rows, checkTableWidth, findingColumnWidths); err != nil {
 			return err
 		}
 	}
@@ -49,10 +49,13 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 	for _, fg := range r.Figures {
 		rows = append(rows, []string{fg.Name, FormatFigure(fg)})
 	}
-	return writeCheckTable(w, []string{"FIGURE", "VALUE"}, rows, 0)
+	return writeCheckTable(w, []string{"FIGURE", "VALUE"}, rows, 0, nil)
 }
 
-func writeCheckTable(w io.Writer, header []string, rows [][]string, maxWidth int) error {
+// findingColumnWidths give the finding text most of the width.
+var findingColumnWidths = tw.NewMapper[int, int]().Set(0, 10).Set(1, 40).Set(2, 6).Set(3, 64)
+
+func writeCheckTable(w io.Writer, header []string, rows [][]string, maxWidth int, widths tw.Mapper[int, int]) error {
 	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
@@ -60,6 +63,9 @@ func writeCheckTable(w io.Writer, header []string, rows [][]string, maxWidth int
 	}
 	if maxWidth > 0 {
 		opts = append(opts, tablewriter.WithMaxWidth(maxWidth), tablewriter.WithRowAutoWrap(tw.WrapNormal))
+	}
+	if widths != nil {
+		opts = append(opts, tablewriter.WithColumnWidths(widths))
 	}
 	t := tablewriter.NewTable(w, opts...)
 	t.Header(header)

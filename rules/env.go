@@ -26,6 +26,7 @@ type Env struct {
 	Disagg    DisaggEnv    `expr:"disagg"`
 	Routing   RoutingEnv   `expr:"routing"`
 	Predicted PredictedEnv `expr:"predicted"`
+	Cost      CostEnv      `expr:"cost"`
 	Pools     []PoolEnv    `expr:"pools" desc:"every worker pool of the plan, sorted by name"`
 	// Pool is the pool a per-pool rule is evaluated for; zero in other rules.
 	Pool PoolEnv `expr:"pool" desc:"the pool a per_pool rule is evaluated for (zero value in other rules)"`
@@ -132,6 +133,12 @@ type PredictedEnv struct {
 }
 
 // PoolEnv is one worker pool: its settings and memory figures (FACTS §4).
+// CostEnv is what the deployment costs to run.
+type CostEnv struct {
+	GPUs       int     `expr:"gpus" unit:"GPUs" desc:"GPUs of the whole deployment: Σ pools workers × tp, a GPU shared by two pools counted once"`
+	USDPerHour float64 `expr:"usd_per_hour" unit:"$/h" desc:"on-demand cost of those GPUs from the catalog's usd_per_hour (0 for consumer parts)"`
+}
+
 type PoolEnv struct {
 	Name                 string  `expr:"name" unit:"" desc:"the pool's name under [pools]"`
 	Role                 string  `expr:"role" unit:"" desc:"aggregated, prefill or decode"`
@@ -147,5 +154,6 @@ type PoolEnv struct {
 	KVSlotsTokens        int     `expr:"kv_slots_tokens" unit:"tokens" desc:"KV slots of one worker (FACTS §4)"`
 	MaxModelLenFits      bool    `expr:"max_model_len_fits" unit:"" desc:"one request of max_model_len tokens fits kv_slots_tokens (vLLM refuses to start otherwise)"`
 	HostRequiredBytes    int     `expr:"host_required_bytes" unit:"B" desc:"host memory one worker needs: base + staged KV of concurrency_per_worker requests + margin"`
+	GPUs                 int     `expr:"gpus" unit:"GPUs" desc:"GPUs this pool occupies: workers × tp (0 when it shares another pool's)"`
 	HostLimitBytes       int     `expr:"host_limit_bytes" unit:"B" desc:"memory_limit of one worker's container; 0 = no limit"`
 }

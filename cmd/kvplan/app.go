@@ -43,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	app := newApp(stdout, stderr)
-	err := app.Run(args)
+	err := app.Run(flagsFirst(app, args))
 	if err == nil {
 		return ExitOK
 	}
@@ -56,8 +56,24 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		fmt.Fprintf(stderr, "kvplan: %v\n", err)
 		return ExitInternal
 	}
-	fmt.Fprintf(stderr, "kvplan: %s\n", oneLine(err.Error()))
+	// Several problems (a plan file or rule pack with many mistakes): one line each.
+	for _, e := range flatten(err) {
+		fmt.Fprintf(stderr, "kvplan: %s\n", oneLine(e.Error()))
+	}
 	return ExitUsage
+}
+
+// flatten lists the leaves of joined errors (errors.Join), in order.
+func flatten(err error) []error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range joined.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
 }
 
 func oneLine(s string) string {
@@ -81,6 +97,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			kvCommand(),
 			disaggCommand(),
 			memoryCommand(),
+			checkCommand(),
+			rulesCommand(),
 			catalogCommand("models", "model architectures", listModels, showModel, importCommand()),
 			catalogCommand("links", "links between prefill and decode workers", listLinks, showLink, nil),
 			catalogCommand("gpus", "GPUs", listGPUs, showGPU, nil),

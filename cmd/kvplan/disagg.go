@@ -13,8 +13,6 @@ import (
 // defaultGPU is the prefill GPU assumed when none is given.
 const defaultGPU = "h100-sxm"
 
-// sameGPULink is the catalog link used when prefill and decode share a GPU.
-const sameGPULink = "same-gpu-nixl"
 
 func disaggCommand() *cli.Command {
 	return &cli.Command{
@@ -29,7 +27,7 @@ func disaggCommand() *cli.Command {
 off the decode worker. Prefill time is estimated from the GPU's bf16 FLOP/s and
 prefill MFU unless --prefill-ms gives a measured value.`,
 		Flags: withCommon(append(modelFlags(),
-			&cli.StringFlag{Name: "link", Aliases: []string{"l"}, Usage: "link between prefill and decode workers (kvplan links list); default " + sameGPULink + " with --same-gpu"},
+			&cli.StringFlag{Name: "link", Aliases: []string{"l"}, Usage: "link between prefill and decode workers (kvplan links list); default " + planner.SameGPULink + " with --same-gpu"},
 			&cli.IntFlag{Name: "input-tokens", Value: 1500, Usage: "prompt tokens per request"},
 			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "generated tokens per request"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "transfers in flight on the link at once"},
@@ -60,7 +58,7 @@ func runDisagg(c *cli.Context) error {
 		if !sc.SameGPU {
 			return fmt.Errorf("disagg: --link is required (e.g. --link 1gbe; kvplan links list), or --same-gpu")
 		}
-		linkName = sameGPULink
+		linkName = planner.SameGPULink
 	}
 	if sc.Link, err = cat.Link(linkName); err != nil {
 		return err

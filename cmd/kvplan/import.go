@@ -1,9 +1,7 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -35,15 +33,15 @@ Mamba layers. A config it cannot interpret is an error naming the field.`,
 }
 
 func runImport(c *cli.Context) error {
-	path, opts, err := importArgs(c)
-	if err != nil {
-		return err
+	if c.NArg() != 1 {
+		return fmt.Errorf("models import: give exactly one config.json path")
 	}
+	path := c.Args().First()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("models import: %w", err)
 	}
-	m, notes, err := models.ImportConfig(data, path, opts.name)
+	m, notes, err := models.ImportConfig(data, path, c.String("name"))
 	if err != nil {
 		return err
 	}
@@ -54,14 +52,14 @@ func runImport(c *cli.Context) error {
 	for _, n := range notes {
 		fmt.Fprintf(c.App.ErrWriter, "note: %s\n", n)
 	}
-	dest := opts.out
-	if dest == "" || opts.print {
+	dest := c.String("out")
+	if dest == "" || c.Bool("print") {
 		if _, err := c.App.Writer.Write(out); err != nil {
 			return err
 		}
 	}
 	if dest != "" {
-		if exists(dest) && !opts.force {
+		if exists(dest) && !c.Bool("force") {
 			return fmt.Errorf("models import: %s exists; add --force to overwrite it, or choose another --out", dest)
 		}
 		if err := os.WriteFile(dest, out, 0o644); err != nil {
@@ -72,30 +70,3 @@ func runImport(c *cli.Context) error {
 	return nil
 }
 
-type importOptions struct {
-	name, out    string
-	print, force bool
-}
-
-// importArgs reads the config path and the flags, which may also follow the
-// path (`kvplan models import config.json --print`): urfave/cli v2 stops
-// parsing flags at the first argument, so the rest is parsed here.
-func importArgs(c *cli.Context) (string, importOptions, error) {
-	o := importOptions{name: c.String("name"), out: c.String("out"), print: c.Bool("print"), force: c.Bool("force")}
-	if c.NArg() == 0 {
-		return "", o, fmt.Errorf("models import: give the path of a config.json")
-	}
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.name, "name", o.name, "")
-	fs.StringVar(&o.out, "out", o.out, "")
-	fs.BoolVar(&o.print, "print", o.print, "")
-	fs.BoolVar(&o.force, "force", o.force, "")
-	if err := fs.Parse(c.Args().Tail()); err != nil {
-		return "", o, fmt.Errorf("models import: %v (see kvplan models import --help)", err)
-	}
-	if fs.NArg() > 0 {
-		return "", o, fmt.Errorf("models import: give exactly one config.json path (got also %q)", fs.Args())
-	}
-	return c.Args().First(), o, nil
-}

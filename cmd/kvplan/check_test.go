@@ -1,0 +1,107 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const examplePlan = "../../examples/disagg-1gbe-no-events.toml"
+
+func TestCheckGolden(t *testing.T) {
+	for _, format := range []string{"table", "json", "markdown", "junit", "sarif", "github"} {
+		t.Run(format, func(t *testing.T) {
+			out, errOut, code := kvplan(t, "check", examplePlan, "-o", format)
+			if code != ExitFindings {
+				t.Fatalf("exit %d, want %d (failing findings); stderr %s", code, ExitFindings, errOut)
+			}
+			golden(t, "check."+format, out)
+		})
+	}
+}
+
+// TestCheckDoneWhen: the example that disaggregates Qwen3-0.6B over 1 GbE
+// with a KV router and no events fails with annotations at the plan's lines.
+func TestCheckDoneWhen(t *testing.T) {
+	out, _, code := kvplan(t, "check", examplePlan, "-o", "github")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	for _, want := range []string{
+		"::error file=../../examples/disagg-1gbe-no-events.toml,line=52,title=kv-router-without-events::",
+		"line=36,title=host-oom-staged-kv (prefill)::",
+		"title=disagg-transfer-exceeds-prefill::",
+		"title=ttft-slo::",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("github output lacks %q:\n%s", want, out)
+		}
+	}
+	out, errOut, code := kvplan(t, "check", "../../examples/clean.toml")
+	if code != ExitOK || !strings.Contains(out, "pass: 0 deny, 0 warn, 0 info") {
+		t.Fatalf("clean plan: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestCheckFailOnAndDisable(t *testing.T) {
+	// Without the four deny rules only a warn and an info remain: pass on
+	// deny, fail on warn.
+	args := []string{"check", examplePlan, "--disable", "kv-router-without-events", "--disable", "host-oom-staged-kv",
+		"--disable", "disagg-transfer-exceeds-prefill", "--disable", "ttft-slo"}
+	if _, errOut, code := kvplan(t, args...); code != ExitOK {
+		t.Fatalf("fail-on deny: exit %d: %s", code, errOut)
+	}
+	if _, _, code := kvplan(t, append(args, "--fail-on", "warn")...); code != ExitFindings {
+		t.Fatalf("fail-on warn: exit %d, want 1", code)
+	}
+}
+
+func TestRulesCommands(t *testing.T) {
+	out, errOut, code := kvplan(t, "rules", "test", "../../testdata/rules/planner")
+	if code != ExitOK || !strings.Contains(out, "2 passed, 0 failed") {
+		t.Fatalf("rules test: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = kvplan(t, "rules", "test", "../../testdata/plans")
+	if code != ExitOK || !strings.Contains(out, "0 failed") {
+		t.Fatalf("rules test plans: exit %d\n%s", code, out)
+	}
+	out, _, code = kvplan(t, "rules", "list", "-o", "json")
+	if code != ExitOK || !strings.Contains(out, `"id": "host-oom-staged-kv"`) {
+		t.Fatalf("rules list: exit %d\n%s", code, out)
+	}
+	out, _, code = kvplan(t, "rules", "env")
+	if code != ExitOK || !strings.Contains(out, "pool.host_required_bytes") {
+		t.Fatalf("rules env: exit %d\n%s", code, out)
+	}
+	_, errOut, code = kvplan(t, "rules", "show", "host-oom-staged")
+	if code != ExitUsage || !strings.Contains(errOut, "did you mean host-oom-staged-kv?") {
+		t.Fatalf("rules show unknown: exit %d: %s", code, errOut)
+	}
+}
+
+func TestCheckBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"broken rule file", []string{"check", examplePlan, "--rules", "../../testdata/rules/broken/unknown-variable.toml"},
+			"unknown-variable.toml:"},
+		{"unknown plan key", []string{"check", "../../testdata/plans/invalid/unknown-key.toml"}, "unknown-key.toml:"},
+		{"missing plan", []string{"check", "/nonexistent/plan.toml"}, "/nonexistent/plan.toml"},
+		{"bad format", []string{"check", examplePlan, "-o", "xml"}, `-o "xml" is not a format`},
+		{"bad fail-on", []string{"check", examplePlan, "--fail-on", "error"}, "--fail-on"},
+		{"unknown disable", []string{"check", examplePlan, "--disable", "kv-router-without-event"}, "kv-router-without-event"},
+		{"no plan", []string{"check"}, "give exactly one plan file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := kvplan(t, c.args...)
+			if code != ExitUsage {
+				t.Fatalf("exit %d, want 2; stderr %s", code, errOut)
+			}
+			if out != "" || !strings.Contains(errOut, c.want) {
+				t.Errorf("stdout %q; stderr %q lacks %q", out, errOut, c.want)
+			}
+		})
+	}
+}

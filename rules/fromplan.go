@@ -1,0 +1,70 @@
+package rules
+
+import (
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/planner"
+)
+
+// FromDeployment builds the Env of a plan from the planner's figures: what
+// the plan file states (BaseEnv), then every derived figure.
+func FromDeployment(dep *planner.Deployment) *Env {
+	e := BaseEnv(dep.Plan)
+	m := dep.Model
+	e.Model.Name = m.Name
+	e.Model.KVDtype = dep.KV.KVDtype
+	e.Model.TP = dep.KV.TP
+	e.Model.MaxContext = m.MaxContext
+	e.Model.ParamsTotal = int(m.ParamsTotal)
+	if len(dep.Pools) > 0 {
+		e.Model.WeightsBytes = int(dep.Pools[0].Memory.WeightsBytes) * dep.KV.TP
+	}
+	if b, ok := catalog.DtypeBytes(dep.KV.KVDtype); ok {
+		e.Model.KVBytesPerElem = int(b)
+	}
+	tp := int64(dep.KV.TP)
+	e.KV = KVEnv{
+		BytesPerToken:   int(dep.KV.KVBytesPerToken * tp),
+		BytesPerRequest: int(dep.RequestKVBytes),
+		BytesTransfer:   int(dep.KV.KVBytesAllRanks),
+	}
+	if dep.Link != nil {
+		e.Link.ThroughputBytesPerS = dep.Link.EffectiveBytesPerS
+		e.Link.LatencyMS = dep.Link.LatencyMS
+	}
+	if d := dep.Disagg; d != nil {
+		e.Disagg.ConcurrentTransfers = d.Concurrency
+		e.Disagg.TransferMS = d.TransferMS
+		e.Disagg.TransferMSShared = d.TransferMSShared
+		e.Disagg.TTFTAggMS = d.TTFTAggMS
+		e.Disagg.TTFTDisaggMS = d.TTFTDisaggMS
+		e.Disagg.SameGPU = e.Disagg.SameGPU || d.SameGPU
+	}
+	e.Disagg.PrefillMS = dep.PrefillMS
+	if e.Disagg.TTFTAggMS == 0 {
+		e.Disagg.TTFTAggMS = dep.TTFTMS
+	}
+	r := dep.Routing
+	e.Routing = RoutingEnv{
+		WorkingSetTokens: r.WorkingSetTokens, HolderPool: r.HolderPool, HolderWorkers: r.HolderWorkers,
+		SlotsPerWorkerTokens: r.SlotsPerWorkerTokens, SlotsPoolTokens: r.SlotsPoolTokens,
+		CapacityTokens: r.CapacityTokens, CapacityAggTokens: r.CapacityAggTokens,
+	}
+	e.Predicted = PredictedEnv{TTFTMS: dep.TTFTMS, ITLMS: dep.ITLMS}
+	e.Cost = CostEnv{GPUs: dep.GPUs, USDPerHour: dep.USDPerHour}
+	for i := range e.Pools {
+		pe := &e.Pools[i]
+		for _, pp := range dep.Pools {
+			if pp.Name != pe.Name {
+				continue
+			}
+			mp := pp.Memory
+			pe.ConcurrencyPerWorker = pp.ConcurrencyPerWorker
+			pe.KVSlotsTokens = int(mp.KVSlotsTokens)
+			pe.MaxModelLen = mp.MaxModelLen
+			pe.MaxModelLenFits = mp.MaxModelLenFits
+			pe.HostRequiredBytes = int(mp.HostRequiredBytes)
+			pe.GPUs = pp.GPUs
+		}
+	}
+	return &e
+}
