@@ -41,7 +41,7 @@ type Deployment struct {
 	KV     *KVPlan // one request's prompt
 	// RequestKVBytes is the KV of a whole request (prompt and output), all ranks.
 	RequestKVBytes int64
-	Pools  []*PoolPlan
+	Pools          []*PoolPlan
 
 	Disagg    *DisaggPlan // nil unless the plan has prefill and decode pools
 	PrefillMS float64     // of one request on the pool that prefills

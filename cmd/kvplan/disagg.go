@@ -13,7 +13,6 @@ import (
 // defaultGPU is the prefill GPU assumed when none is given.
 const defaultGPU = "h100-sxm"
 
-
 func disaggCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "disagg",

@@ -69,4 +69,3 @@ func runImport(c *cli.Context) error {
 	}
 	return nil
 }
-
