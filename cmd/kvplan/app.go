@@ -99,6 +99,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			memoryCommand(),
 			checkCommand(),
 			rulesCommand(),
+			routeCommand(),
+			simulateCommand(),
 			catalogCommand("models", "model architectures", listModels, showModel, importCommand()),
 			catalogCommand("links", "links between prefill and decode workers", listLinks, showLink, nil),
 			catalogCommand("gpus", "GPUs", listGPUs, showGPU, nil),

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const excerpt = "../../testdata/sim/conversation_excerpt.jsonl"
+
+func TestSimulateGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		// The router experiment of FACTS §5 (the simulate issue's acceptance command).
+		{"simulate-synthetic.json", []string{"simulate", "--synthetic", "12x1500x6", "--tail-tokens", "24", "--workers", "2", "--kv-slots", "14816", "--policy", "all", "-o", "json"}},
+		{"simulate-synthetic.table", []string{"simulate", "--synthetic", "12x1500x6", "--workers", "2", "--kv-slots", "14816"}},
+		{"simulate-trace.md", []string{"simulate", "--trace", excerpt, "--workers", "4", "--kv-slots", "200000", "--policy", "kv-aware,round-robin", "-o", "markdown"}},
+		{"simulate-gpu.table", []string{"simulate", "--synthetic", "12x1500x6", "--workers", "2", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096"}},
+		{"route.table", []string{"route", "--workers", "2", "--kv-slots", "14816", "--prefixes", "12", "--prefix-tokens", "1500", "--repeats", "6", "--simulate"}},
+		{"route.json", []string{"route", "--workers", "2", "--kv-slots", "14816", "--prefixes", "40", "--prefix-tokens", "1500", "--repeats", "6", "-o", "json", "--explain"}},
+		{"route.md", []string{"route", "--workers", "4", "--model", "qwen3-8b", "--gpu", "l4", "--prefixes", "40", "--prefix-tokens", "2000", "--repeats", "4", "-o", "markdown"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := kvplan(t, c.args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			golden(t, c.name, out)
+		})
+	}
+}
+
+// TestSimulateRouterExperiment checks the shape FACTS §5 describes: with 12
+// prefixes of ~1,500 tokens on 2 workers of 14,816 slots, KV-aware routing
+// keeps every repeat cached, while load balancing (and a KV router without
+// events) loses a large share of repeats to LRU eviction.
+func TestSimulateRouterExperiment(t *testing.T) {
+	out, errOut, code := kvplan(t, "simulate", "--synthetic", "12x1500x6", "--tail-tokens", "24", "--workers", "2", "--kv-slots", "14816", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var s simulateJSON
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	rate := map[string]float64{}
+	for _, p := range s.Policies {
+		if p.Requests != 72 || p.RepeatRequests != 60 { // 12 × 6 sends, 12 × 5 repeats
+			t.Errorf("%s: %d requests, %d repeats; want 72, 60", p.Name, p.Requests, p.RepeatRequests)
+		}
+		rate[p.Name] = p.HitRate
+	}
+	if rate["kv-aware"] != 1 {
+		t.Errorf("kv-aware hit rate %.3f, want 1: 6 prefixes × 94 blocks fit each worker's 926", rate["kv-aware"])
+	}
+	for _, p := range []string{"round-robin", "random", "kv-aware-no-events"} {
+		if rate[p] > 0.9 || rate[p] < 0.4 {
+			t.Errorf("%s hit rate %.3f: expected eviction to lose a large share (working set 1,128 blocks > 926)", p, rate[p])
+		}
+	}
+	if rate["kv-aware-no-events"] != rate["least-loaded"] {
+		t.Errorf("kv-aware-no-events %.3f should route exactly like least-loaded %.3f", rate["kv-aware-no-events"], rate["least-loaded"])
+	}
+	if s.CapacityBlocks != 926 { // floor(14,816 / 16)
+		t.Errorf("capacity %d blocks, want 926", s.CapacityBlocks)
+	}
+}
+
+// TestRouteAgreesWithSimulator: on clear-cut cases the analytic verdict and
+// the simulator agree.
+func TestRouteAgreesWithSimulator(t *testing.T) {
+	cases := []struct {
+		name     string
+		prefixes string
+		fitsOne  bool
+	}{
+		{"fits one worker", "6", true},    // 6 × 1,504 = 9,024 ≤ 14,816
+		{"needs kv routing", "12", false}, // 18,048 > 14,816, 9,024 per worker under kv
+	}
+	for _, c := range cases {
+		out, errOut, code := kvplan(t, "route", "--workers", "2", "--kv-slots", "14816", "--prefixes", c.prefixes, "--prefix-tokens", "1500", "--repeats", "6", "--simulate", "-o", "json")
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", c.name, code, errOut)
+		}
+		var r struct {
+			FitsOneWorker bool `json:"fits_one_worker"`
+			Simulated     []struct {
+				Name      string `json:"name"`
+				Evictions int64  `json:"evictions"`
+			} `json:"simulated"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.FitsOneWorker != c.fitsOne {
+			t.Errorf("%s: fits one worker %v, want %v", c.name, r.FitsOneWorker, c.fitsOne)
+		}
+		for _, s := range r.Simulated {
+			evicts := s.Evictions > 0
+			// Analytic "fits" means no eviction; for round-robin the working set
+			// must fit one worker, for kv-aware one worker's share.
+			wantEvict := !c.fitsOne && s.Name != "kv-aware"
+			if evicts != wantEvict {
+				t.Errorf("%s: %s evicted %d blocks; analytic verdict says eviction %v", c.name, s.Name, s.Evictions, wantEvict)
+			}
+		}
+	}
+}
+
+func TestSimulateBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no workload", []string{"simulate", "--workers", "2", "--kv-slots", "100"}, "give one workload"},
+		{"two workloads", []string{"simulate", "--synthetic", "1x16x1", "--trace", excerpt, "--kv-slots", "100"}, "give one workload"},
+		{"bad spec", []string{"simulate", "--synthetic", "12x1500", "--kv-slots", "14816"}, "--synthetic"},
+		{"unknown policy", []string{"simulate", "--synthetic", "12x1500x6", "--kv-slots", "14816", "--policy", "kv-awre"}, "kv-aware"},
+		{"no slots", []string{"simulate", "--synthetic", "12x1500x6"}, "give the KV slots of a worker"},
+		{"malformed line", []string{"simulate", "--trace", "../../testdata/sim/bad_lines.jsonl", "--kv-slots", "100000"}, "bad_lines.jsonl:"},
+		{"missing trace", []string{"simulate", "--trace", "/nonexistent.jsonl", "--kv-slots", "100000"}, "--trace"},
+		{"zero workers", []string{"route", "--workers", "0", "--kv-slots", "100"}, "--workers 0: must be > 0"},
+		{"slots and gpu", []string{"route", "--kv-slots", "100", "--gpu", "l4"}, "not both"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := kvplan(t, c.args...)
+			if code != ExitUsage || out != "" || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, c.want)
+			}
+		})
+	}
+	// --skip-bad-lines goes on and counts them.
+	out, errOut, code := kvplan(t, "simulate", "--trace", "../../testdata/sim/bad_lines.jsonl", "--kv-slots", "100000", "--skip-bad-lines", "-o", "json")
+	if code != ExitOK || !strings.Contains(out, `"skipped_lines":`) || strings.Contains(out, `"skipped_lines": 0`) {
+		t.Fatalf("skip-bad-lines: exit %d %s %s", code, out, errOut)
+	}
+}
+
+func TestSimulateDeterministic(t *testing.T) {
+	args := []string{"simulate", "--synthetic", "20x700x5", "--workers", "3", "--kv-slots", "9000", "--seed", "7", "-o", "json"}
+	a, _, _ := kvplan(t, args...)
+	b, _, _ := kvplan(t, args...)
+	if a == "" || a != b {
+		t.Fatal("same inputs and seed gave different output")
+	}
+	c, _, _ := kvplan(t, append(args[:len(args)-4], "--seed", "8", "-o", "json")...)
+	if c == a {
+		t.Error("a different seed gave identical output; is the seed used?")
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/planner"
+)
+
+// slotFlags choose a worker's KV slots: given, or from the memory model.
+func slotFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "kv-slots", Usage: "KV slots (tokens) of one worker; or derive them with --model, --gpu and --gpu-util"},
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model, to derive slots from --gpu (kvplan models list)"},
+		&cli.StringFlag{Name: "gpu", Aliases: []string{"g"}, Usage: "GPU of each worker, to derive slots through kvplan memory"},
+		&cli.Float64Flag{Name: "gpu-util", Value: 0.9, Usage: "--gpu-memory-utilization when deriving slots, in (0, 1]"},
+		&cli.BoolFlag{Name: "enforce-eager", Usage: "no CUDA graphs when deriving slots"},
+		&cli.IntFlag{Name: "max-model-len", Usage: "--max-model-len when deriving slots (default: the model's)"},
+		&cli.StringFlag{Name: "kv-dtype", Usage: "KV cache dtype when deriving slots"},
+		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel ranks when deriving slots"},
+	}
+}
+
+// workerSlots returns the KV slots of one worker and how they were obtained.
+func workerSlots(c *cli.Context, blockSize int) (int, string, error) {
+	given := c.Int("kv-slots")
+	if given < 0 {
+		return 0, "", fmt.Errorf("--kv-slots %d: must be > 0", given)
+	}
+	if given > 0 {
+		if c.String("gpu") != "" {
+			return 0, "", fmt.Errorf("give --kv-slots or --gpu, not both")
+		}
+		return given, "given (--kv-slots)", nil
+	}
+	if c.String("gpu") == "" || c.String("model") == "" {
+		return 0, "", fmt.Errorf("give the KV slots of a worker: --kv-slots 14816, or --model M --gpu G [--gpu-util U]")
+	}
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return 0, "", err
+	}
+	sc := planner.MemoryScenario{GPUUtil: c.Float64("gpu-util"), EnforceEager: c.Bool("enforce-eager"), BlockSize: blockSize}
+	if sc.Model, err = cat.Model(c.String("model")); err != nil {
+		return 0, "", err
+	}
+	if sc.GPU, err = cat.GPU(c.String("gpu")); err != nil {
+		return 0, "", err
+	}
+	if sc.Engine, err = cat.Engine(planner.DefaultEngine); err != nil {
+		return 0, "", err
+	}
+	if sc.GPUUtil <= 0 || sc.GPUUtil > 1 {
+		return 0, "", fmt.Errorf("--gpu-util %g: must be in (0, 1], e.g. 0.9", sc.GPUUtil)
+	}
+	if sc.MaxModelLen, err = positive(c, "max-model-len", true); err != nil {
+		return 0, "", err
+	}
+	dtype, err := kvDtype(c)
+	if err != nil {
+		return 0, "", err
+	}
+	tp, err := tpFlag(c)
+	if err != nil {
+		return 0, "", err
+	}
+	sc.KV = models.KVOptions{KVDtype: dtype, TP: tp}
+	mp, err := planner.PlanMemory(sc)
+	if err != nil {
+		return 0, "", err
+	}
+	if mp.KVSlotsTokens <= 0 {
+		return 0, "", fmt.Errorf("%s on %s at utilization %g leaves no KV slots (kvplan memory shows why)", sc.Model.Name, sc.GPU.Name, sc.GPUUtil)
+	}
+	return int(mp.KVSlotsTokens), fmt.Sprintf("%s on %s at %g (kvplan memory)", mp.Model, mp.GPU, sc.GPUUtil), nil
+}

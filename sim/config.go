@@ -1,0 +1,113 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Service-time model defaults. A request that starts at time t completes at
+//
+//	t + PrefillMSPerToken × (InputTokens − cached tokens) + DecodeMSPerToken × OutputTokens
+//
+// whatever else its worker is doing: the model orders completions, it does
+// not simulate batching or queueing on the GPU. The defaults are rough
+// figures for Qwen3-0.6B from FACTS §5: a ~1,500-token prefill took ~44 ms on
+// the 24 GB GPU (≈ 0.03 ms a token), and at concurrency 32 the server
+// produced ~1,500 tokens/s, about 47 tokens/s a stream (≈ 20 ms a token).
+const (
+	DefaultPrefillMSPerToken = 0.03
+	DefaultDecodeMSPerToken  = 20.0
+)
+
+// Dynamo KV router defaults (FACTS §5).
+const (
+	DefaultPrefillLoadScale = 1.0
+	DefaultOverlapCredit    = 1.0
+)
+
+// progressEvery is how many requests pass between Progress calls.
+const progressEvery = 4096
+
+// Config describes the simulated cluster and how requests are issued.
+type Config struct {
+	// Workers is the number of workers (at least 1).
+	Workers int
+	// CapacityBlocks is each worker's KV capacity in blocks; 0 or less
+	// means unbounded.
+	CapacityBlocks int
+	// BlockSize is the tokens per block. 0 takes the source's; any other
+	// value must equal the source's (sources are built with a block size).
+	BlockSize int
+	// Policy is a name from Policies (not "all"; see RunAll). Empty means
+	// kv-aware.
+	Policy string
+	// Seed seeds the random policy.
+	Seed uint64
+	// PrefillLoadScale and OverlapCredit are the kv-aware cost parameters;
+	// 0 means Dynamo's default of 1 (a tiny positive value stands in for 0).
+	PrefillLoadScale float64
+	OverlapCredit    float64
+	// Concurrency is the most requests in flight, issued in order; each
+	// waits for the earliest completion when the limit is reached, so 1 is
+	// sequential. 0 follows the source's arrival times if it is Timed, with
+	// no limit on requests in flight, and is 1 otherwise. Arrival times are
+	// ignored when Concurrency > 0. Completions due at or before an arrival
+	// are processed before it is routed.
+	Concurrency int
+	// PrefillMSPerToken and DecodeMSPerToken set the service-time model;
+	// 0 means the Default values.
+	PrefillMSPerToken float64
+	DecodeMSPerToken  float64
+	// Progress, if set, is called with the number of requests done so far,
+	// every 4,096 requests and at the end. RunAll counts across policies.
+	Progress func(done int)
+}
+
+// settle fills defaults and checks cfg against the source.
+func (cfg Config) settle(src Source) (Config, bool, error) {
+	if cfg.Workers < 1 {
+		return cfg, false, fmt.Errorf("workers: %d, want at least 1", cfg.Workers)
+	}
+	if cfg.Concurrency < 0 {
+		return cfg, false, fmt.Errorf("concurrency: %d, want 0 (follow the trace) or more", cfg.Concurrency)
+	}
+	if src == nil {
+		return cfg, false, errors.New("no workload source")
+	}
+	bs := src.BlockSize()
+	if bs < 1 {
+		return cfg, false, fmt.Errorf("block size: source reports %d", bs)
+	}
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = bs
+	} else if cfg.BlockSize != bs {
+		return cfg, false, fmt.Errorf("block size: config says %d tokens but the source was built with %d", cfg.BlockSize, bs)
+	}
+	if cfg.Policy == "" {
+		cfg.Policy = defaultPolicy
+	}
+	if cfg.PrefillLoadScale == 0 {
+		cfg.PrefillLoadScale = DefaultPrefillLoadScale
+	}
+	if cfg.OverlapCredit == 0 {
+		cfg.OverlapCredit = DefaultOverlapCredit
+	}
+	if cfg.PrefillMSPerToken == 0 {
+		cfg.PrefillMSPerToken = DefaultPrefillMSPerToken
+	}
+	if cfg.DecodeMSPerToken == 0 {
+		cfg.DecodeMSPerToken = DefaultDecodeMSPerToken
+	}
+	if cfg.PrefillLoadScale < 0 || cfg.OverlapCredit < 0 || cfg.PrefillMSPerToken < 0 || cfg.DecodeMSPerToken < 0 {
+		return cfg, false, errors.New("prefill load scale, overlap credit and per-token times must not be negative")
+	}
+	timed := false
+	if cfg.Concurrency == 0 {
+		if t, ok := src.(Timed); ok && t.Timed() {
+			timed = true
+		} else {
+			cfg.Concurrency = 1
+		}
+	}
+	return cfg, timed, nil
+}

@@ -1,0 +1,91 @@
+// Package sim is kvplan's block-level prefix-cache and router simulator,
+// with the workload sources it runs on. It answers FACTS §1.3: does the
+// prefix working set fit a worker, and how much reuse does each routing
+// policy keep?
+//
+// # Model
+//
+// Each worker has a KV cache of Config.CapacityBlocks blocks of
+// Config.BlockSize tokens. A request's full prompt blocks are named by
+// chained 64-bit ids (an id stands for its block and all before it, as in
+// vLLM and Dynamo) and are cached with LRU eviction; the trailing partial
+// block and the output tokens take scratch blocks that are never shared. A
+// running request pins its blocks; when every block is pinned, what does not
+// fit runs uncached and is counted (Result.OverflowBlocks). The cache rules,
+// tie-breaks included, are documented on the cache type in cache.go.
+//
+// Requests are issued in order, at most Config.Concurrency in flight, or at
+// their trace arrival times; a request completes after a service time of
+// PrefillMSPerToken × uncached prompt tokens + DecodeMSPerToken × output
+// tokens (see the constants in config.go). Everything is deterministic for
+// given inputs and seeds.
+//
+// # Policies
+//
+//   - round-robin: workers in turn.
+//   - random: uniform, from a PCG seeded with Config.Seed.
+//   - least-loaded: fewest active (pinned) blocks, then fewest running
+//     requests, then fewest requests routed so far, then lowest index.
+//   - kv-aware: NVIDIA Dynamo's KV router (FACTS §5): the lowest
+//     PrefillLoadScale × max(request blocks − overlap − OverlapCredit, 0) +
+//     active blocks, where request blocks counts the partial block and overlap
+//     is the run of the request's leading blocks cached on the worker; ties
+//     go by the least-loaded order.
+//   - kv-aware-no-events: the same cost with every overlap 0, the router's
+//     view when workers publish no KV events; it routes exactly like
+//     least-loaded.
+//   - kv-aware-approx: overlaps from the blocks the router itself sent to
+//     each worker, ignoring evictions.
+//
+// # Metrics
+//
+// A request is a repeat if its first full block was seen in an earlier
+// request, and a hit if at least half of its previously seen leading blocks
+// were cached on the worker it went to. See Result for every field.
+//
+// # API
+//
+//	type Config struct {
+//		Workers, CapacityBlocks, BlockSize int
+//		Policy                              string
+//		Seed                                uint64
+//		PrefillLoadScale, OverlapCredit     float64
+//		Concurrency                         int
+//		PrefillMSPerToken, DecodeMSPerToken float64
+//		Progress                            func(done int)
+//	}
+//	func Run(src Source, cfg Config) (Result, error)
+//	func RunAll(open func() (Source, error), cfg Config, policies []string) ([]Result, error)
+//	func Policies() []string
+//	func ResolvePolicies(names []string) ([]string, error)
+//
+//	type Request struct { ArrivalMS float64; InputTokens, OutputTokens int; Blocks []uint64 }
+//	type Source interface { Next(*Request) (bool, error); BlockSize() int }
+//	type Timed interface { Timed() bool }     // optional: follow arrival times
+//	type Skipper interface { Skipped() int }  // optional: malformed lines skipped
+//
+//	type Synthetic struct { Prefixes, PrefixTokens, Repeats, TailTokens, OutputTokens, BlockSize int; Seed uint64 }
+//	func (Synthetic) Open() (Source, error)
+//	func ParseSyntheticSpec(s string) (prefixes, tokens, repeats int, err error)
+//
+//	func NewMooncakeReader(r io.Reader, name string, blockSize int, skipBad bool) *MooncakeReader
+//	func OpenMooncake(path string, blockSize int, skipBad bool) (*MooncakeReader, error)
+//	// *MooncakeReader: Next, BlockSize, Timed, Skipped, Close
+//
+//	const RoundRobin, Random, LeastLoaded, KVAware, KVAwareNoEvents, KVAwareApprox, AllPolicies // names
+//	const DefaultPrefillMSPerToken, DefaultDecodeMSPerToken      // 0.03, 20 ms a token
+//	const DefaultPrefillLoadScale, DefaultOverlapCredit          // 1, 1
+//	const DefaultSyntheticBlockSize, DefaultOutputTokens         // 16, 128
+//	const MooncakeBlockTokens                                    // 512
+//
+//	type Result struct { ... }       // JSON: name, requests, repeat_requests, hit_requests,
+//	                                  // hit_rate, cached_token_ratio, evictions,
+//	                                  // blocks_referenced, repeated_blocks, block_size,
+//	                                  // input_tokens, cached_tokens, overflow_blocks,
+//	                                  // skipped_lines, workers
+//	type WorkerResult struct { ... } // JSON: index, requests, request_share,
+//	                                  // peak_occupancy_blocks, evictions, overflow_blocks
+//
+// The package has no terminal code: the CLI attaches a progress bar through
+// Config.Progress.
+package sim

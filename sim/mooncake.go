@@ -1,0 +1,386 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// MooncakeBlockTokens is the block size of Mooncake trace hash ids.
+const MooncakeBlockTokens = 512
+
+// MooncakeReader reads a Mooncake JSONL trace (FAST'25 release), one object
+// a line:
+//
+//	{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1, 2, ...]}
+//
+// timestamp is the arrival in milliseconds; each hash id names a 512-token
+// prompt block and stands for it and every block before it; there must be
+// ceil(input_length/512) of them. All four fields are required, must be
+// non-negative, and timestamps must not decrease. Other fields are ignored.
+// Blank lines are skipped.
+//
+// Block mapping. With block size bs dividing 512, hash id h at position j
+// expands into 512/bs sub-blocks whose chained ids are
+// id = mix(previous id, key(h, sub-index)), starting from a fixed root, so
+// equal hash-id prefixes give equal sub-block ids. The last hash id covers
+// only the remaining input_length − 512·(n−1) tokens: its sub-blocks that are
+// full get ids; a trailing partial one gets none (see Request.Blocks). At
+// bs = 512 each hash id is one block and the last one is partial unless
+// input_length is a multiple of 512.
+//
+// A malformed line is an error "name:line: field: problem", or, with skipBad,
+// is skipped and counted (Skipped).
+type MooncakeReader struct {
+	br      *bufio.Reader
+	name    string
+	bs      int
+	sub     int // sub-blocks per hash id
+	skipBad bool
+	closer  io.Closer
+
+	line    int
+	skipped int
+	lastTS  float64
+	long    []byte // a line longer than the bufio buffer
+	rec     mooncakeRecord
+	err     error // construction error, reported by Next
+}
+
+type mooncakeRecord struct {
+	ts                float64
+	in, out           int64
+	ids               []uint64
+	hasTS, hasIn      bool
+	hasOut, hasHashes bool
+}
+
+// NewMooncakeReader reads a trace from r; name labels errors (a file name).
+// blockSize 0 means 512; otherwise it must divide 512.
+func NewMooncakeReader(r io.Reader, name string, blockSize int, skipBad bool) *MooncakeReader {
+	m := &MooncakeReader{br: bufio.NewReaderSize(r, 1<<16), name: name, bs: blockSize, skipBad: skipBad}
+	if m.bs == 0 {
+		m.bs = MooncakeBlockTokens
+	}
+	if m.bs < 1 || MooncakeBlockTokens%m.bs != 0 {
+		m.err = fmt.Errorf("block size: %d tokens does not divide the trace's 512-token blocks; use 512 or a divisor such as 256, 128, 64, 32 or 16", blockSize)
+		m.bs = MooncakeBlockTokens
+	}
+	m.sub = MooncakeBlockTokens / m.bs
+	return m
+}
+
+// OpenMooncake opens a trace file; Close closes it.
+func OpenMooncake(path string, blockSize int, skipBad bool) (*MooncakeReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m := NewMooncakeReader(f, path, blockSize, skipBad)
+	m.closer = f
+	return m, nil
+}
+
+// Close closes the file opened by OpenMooncake; it is a no-op otherwise.
+func (m *MooncakeReader) Close() error {
+	if m.closer == nil {
+		return nil
+	}
+	c := m.closer
+	m.closer = nil
+	return c.Close()
+}
+
+// BlockSize is the simulator block size the reader maps the trace onto.
+func (m *MooncakeReader) BlockSize() int { return m.bs }
+
+// Timed reports true: trace requests carry arrival times.
+func (m *MooncakeReader) Timed() bool { return true }
+
+// Skipped is the number of malformed lines skipped so far.
+func (m *MooncakeReader) Skipped() int { return m.skipped }
+
+// Next reads the next request.
+func (m *MooncakeReader) Next(r *Request) (bool, error) {
+	if m.err != nil {
+		return false, m.err
+	}
+	for {
+		b, err := m.readLine()
+		if len(b) == 0 && err != nil {
+			if err == io.EOF {
+				return false, nil
+			}
+			return false, fmt.Errorf("%s:%d: %w", m.name, m.line+1, err)
+		}
+		m.line++
+		b = bytes.TrimSpace(b)
+		if len(b) == 0 {
+			continue
+		}
+		if perr := m.parse(b, r); perr != nil {
+			if m.skipBad {
+				m.skipped++
+				continue
+			}
+			return false, fmt.Errorf("%s:%d: %w", m.name, m.line, perr)
+		}
+		return true, nil
+	}
+}
+
+// readLine returns the next line without its newline; the slice is valid
+// until the next call.
+func (m *MooncakeReader) readLine() ([]byte, error) {
+	b, err := m.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		m.long = append(m.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = m.br.ReadSlice('\n')
+			m.long = append(m.long, b...)
+		}
+		b = m.long
+	}
+	if err == io.EOF && len(b) > 0 {
+		err = nil
+	}
+	return b, err
+}
+
+func (m *MooncakeReader) parse(b []byte, r *Request) error {
+	rec := &m.rec
+	if !parseMooncakeFast(b, rec) {
+		if err := parseMooncakeSlow(b, rec); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !rec.hasTS:
+		return errors.New("timestamp: missing")
+	case !rec.hasIn:
+		return errors.New("input_length: missing")
+	case !rec.hasOut:
+		return errors.New("output_length: missing")
+	case !rec.hasHashes:
+		return errors.New("hash_ids: missing")
+	case rec.ts < 0:
+		return fmt.Errorf("timestamp: %g, want a non-negative number of milliseconds", rec.ts)
+	case rec.in < 0:
+		return fmt.Errorf("input_length: %d, want a non-negative token count", rec.in)
+	case rec.out < 0:
+		return fmt.Errorf("output_length: %d, want a non-negative token count", rec.out)
+	case rec.in > 1<<31-1 || rec.out > 1<<31-1:
+		return errors.New("input_length or output_length: more than 2^31 tokens")
+	}
+	want := (rec.in + MooncakeBlockTokens - 1) / MooncakeBlockTokens
+	if int64(len(rec.ids)) != want {
+		return fmt.Errorf("hash_ids: %d ids for input_length %d, want ceil(%d/512) = %d", len(rec.ids), rec.in, rec.in, want)
+	}
+	if rec.ts < m.lastTS {
+		return fmt.Errorf("timestamp: %g is before the previous request's %g; the trace must be sorted by time", rec.ts, m.lastTS)
+	}
+	m.lastTS = rec.ts
+
+	r.ArrivalMS = rec.ts
+	r.InputTokens = int(rec.in)
+	r.OutputTokens = int(rec.out)
+	ids := r.Blocks[:0]
+	id := chainRoot
+	n := len(rec.ids)
+	for j, h := range rec.ids {
+		subs := m.sub
+		if j == n-1 {
+			subs = int(rec.in-int64(j)*MooncakeBlockTokens) / m.bs
+		}
+		if m.sub == 1 {
+			if subs == 1 {
+				id = mix(id, h)
+				ids = append(ids, id)
+			}
+			continue
+		}
+		for s := range subs {
+			id = mix(id, mix(h, uint64(s)))
+			ids = append(ids, id)
+		}
+	}
+	r.Blocks = ids
+	return nil
+}
+
+// parseMooncakeFast parses the common shape of a line: one object with
+// integer fields and the four known keys, no escapes. It reports false on
+// anything else, and the slow path then decides and explains.
+func parseMooncakeFast(b []byte, rec *mooncakeRecord) bool {
+	*rec = mooncakeRecord{ids: rec.ids[:0]}
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipWS(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return false
+		}
+		k := i + 1
+		e := k
+		for e < len(b) && b[e] != '"' && b[e] != '\\' {
+			e++
+		}
+		if e >= len(b) || b[e] != '"' {
+			return false
+		}
+		key := b[k:e]
+		i = skipWS(b, e+1)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipWS(b, i+1)
+		var ok bool
+		switch string(key) {
+		case "timestamp":
+			var v int64
+			v, i, ok = parseUint(b, i)
+			rec.ts, rec.hasTS = float64(v), true
+		case "input_length":
+			rec.in, i, ok = parseUint(b, i)
+			rec.hasIn = true
+		case "output_length":
+			rec.out, i, ok = parseUint(b, i)
+			rec.hasOut = true
+		case "hash_ids":
+			i, ok = parseIDs(b, i, rec)
+			rec.hasHashes = true
+		}
+		if !ok {
+			return false
+		}
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			return skipWS(b, i+1) == len(b)
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// parseUint parses a plain non-negative integer of at most 18 digits
+// followed by a delimiter.
+func parseUint(b []byte, i int) (int64, int, bool) {
+	start := i
+	var v int64
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int64(b[i]-'0')
+		i++
+	}
+	n := i - start
+	if n == 0 || n > 18 || (n > 1 && b[start] == '0') {
+		return 0, i, false
+	}
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		return 0, i, false
+	}
+	return v, i, true
+}
+
+func parseIDs(b []byte, i int, rec *mooncakeRecord) (int, bool) {
+	if i >= len(b) || b[i] != '[' {
+		return i, false
+	}
+	rec.ids = rec.ids[:0]
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
+	}
+	for {
+		v, j, ok := parseUint(b, i)
+		if !ok {
+			return j, false
+		}
+		rec.ids = append(rec.ids, uint64(v))
+		i = skipWS(b, j)
+		if i >= len(b) {
+			return i, false
+		}
+		if b[i] == ']' {
+			return i + 1, true
+		}
+		if b[i] != ',' {
+			return i, false
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+// parseMooncakeSlow decodes a line with encoding/json, for shapes the fast
+// path does not take (fractional timestamps, unknown keys, escapes) and to
+// explain errors.
+func parseMooncakeSlow(b []byte, rec *mooncakeRecord) error {
+	var v struct {
+		Timestamp    *float64 `json:"timestamp"`
+		InputLength  *int64   `json:"input_length"`
+		OutputLength *int64   `json:"output_length"`
+		HashIDs      *[]int64 `json:"hash_ids"`
+	}
+	*rec = mooncakeRecord{ids: rec.ids[:0]}
+	if err := json.Unmarshal(b, &v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("%s: got a JSON %s, want %s", te.Field, te.Value, mooncakeWant(te.Field))
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("invalid JSON at byte %d: %v", se.Offset, err)
+		}
+		return fmt.Errorf("invalid JSON: %v", err)
+	}
+	if v.Timestamp != nil {
+		rec.ts, rec.hasTS = *v.Timestamp, true
+	}
+	if v.InputLength != nil {
+		rec.in, rec.hasIn = *v.InputLength, true
+	}
+	if v.OutputLength != nil {
+		rec.out, rec.hasOut = *v.OutputLength, true
+	}
+	if v.HashIDs != nil {
+		rec.hasHashes = true
+		for k, h := range *v.HashIDs {
+			if h < 0 {
+				return fmt.Errorf("hash_ids[%d]: %d, want a non-negative integer", k, h)
+			}
+			rec.ids = append(rec.ids, uint64(h))
+		}
+	}
+	return nil
+}
+
+func mooncakeWant(field string) string {
+	switch field {
+	case "timestamp":
+		return "a number of milliseconds"
+	case "hash_ids":
+		return "an array of non-negative integers"
+	default:
+		return "a non-negative integer"
+	}
+}

@@ -1,0 +1,256 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// Policy names accepted by Config.Policy and RunAll.
+const (
+	RoundRobin       = "round-robin"
+	Random           = "random"
+	LeastLoaded      = "least-loaded"
+	KVAware          = "kv-aware"
+	KVAwareNoEvents  = "kv-aware-no-events"
+	KVAwareApprox    = "kv-aware-approx"
+	AllPolicies      = "all"
+	defaultPolicy    = KVAware
+	maxSuggestEdits  = 3
+	randomStreamSalt = 0x5851f42d4c957f2d
+)
+
+var policyNames = []string{RoundRobin, Random, LeastLoaded, KVAware, KVAwareNoEvents, KVAwareApprox}
+
+// Policies returns the routing policy names, in the order RunAll reports
+// them for "all".
+func Policies() []string {
+	return append([]string(nil), policyNames...)
+}
+
+// ResolvePolicies validates names, expands "all" and drops duplicates,
+// keeping the first occurrence. An unknown name is an error that suggests
+// the nearest known one.
+func ResolvePolicies(names []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == AllPolicies {
+			for _, p := range policyNames {
+				add(p)
+			}
+			continue
+		}
+		if err := checkPolicy(n); err != nil {
+			return nil, err
+		}
+		add(n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no policy given; want one of %s, or %s", strings.Join(policyNames, ", "), AllPolicies)
+	}
+	return out, nil
+}
+
+func checkPolicy(name string) error {
+	for _, p := range policyNames {
+		if p == name {
+			return nil
+		}
+	}
+	known := strings.Join(policyNames, ", ") + ", " + AllPolicies
+	if s := suggest(name, append(policyNames[:len(policyNames):len(policyNames)], AllPolicies)); s != "" {
+		return fmt.Errorf("unknown policy %q; did you mean %q? (known: %s)", name, s, known)
+	}
+	return fmt.Errorf("unknown policy %q (known: %s)", name, known)
+}
+
+// suggest returns the candidate nearest to name by edit distance, if it is
+// close enough to be a plausible typo, or one that name is a prefix of.
+func suggest(name string, candidates []string) string {
+	best, bestD := "", maxSuggestEdits+1
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(name), c)
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best != "" {
+		return best
+	}
+	for _, c := range candidates {
+		if name != "" && strings.HasPrefix(c, strings.ToLower(name)) {
+			return c
+		}
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+type policyKind int
+
+const (
+	polRoundRobin policyKind = iota
+	polRandom
+	polLeastLoaded
+	polKVAware
+	polKVAwareNoEvents
+	polKVAwareApprox
+)
+
+func policyKindOf(name string) (policyKind, error) {
+	switch name {
+	case RoundRobin:
+		return polRoundRobin, nil
+	case Random:
+		return polRandom, nil
+	case LeastLoaded:
+		return polLeastLoaded, nil
+	case KVAware:
+		return polKVAware, nil
+	case KVAwareNoEvents:
+		return polKVAwareNoEvents, nil
+	case KVAwareApprox:
+		return polKVAwareApprox, nil
+	case AllPolicies:
+		return 0, fmt.Errorf("policy %q runs several policies; use RunAll", name)
+	}
+	return 0, checkPolicy(name)
+}
+
+// router picks a worker for each request.
+type router struct {
+	kind   policyKind
+	scale  float64
+	credit float64
+	next   int        // round-robin cursor
+	rng    *rand.Rand // random
+	sent   []*idSet   // kv-aware-approx: ids the router sent to each worker
+}
+
+func newRouter(kind policyKind, cfg Config) *router {
+	r := &router{kind: kind, scale: cfg.PrefillLoadScale, credit: cfg.OverlapCredit}
+	switch kind {
+	case polRandom:
+		r.rng = rand.New(rand.NewPCG(cfg.Seed, randomStreamSalt))
+	case polKVAwareApprox:
+		r.sent = make([]*idSet, cfg.Workers)
+		for i := range r.sent {
+			r.sent[i] = getIDSet()
+		}
+	}
+	return r
+}
+
+// lessLoaded orders workers for least-loaded routing and for kv-aware ties:
+// fewer active blocks, then fewer running requests, then fewer requests
+// routed so far, then the lower index. The third key makes a sequential
+// workload (where nothing is running when a request is routed) spread
+// round-robin instead of piling onto worker 0.
+func lessLoaded(ws []worker, a, b int) bool {
+	if x, y := ws[a].cache.active(), ws[b].cache.active(); x != y {
+		return x < y
+	}
+	if x, y := ws[a].running, ws[b].running; x != y {
+		return x < y
+	}
+	if x, y := ws[a].requests, ws[b].requests; x != y {
+		return x < y
+	}
+	return a < b
+}
+
+// choose returns the worker for req, whose prompt spans reqBlocks blocks
+// (full and partial).
+func (r *router) choose(req *Request, reqBlocks int, ws []worker) int {
+	switch r.kind {
+	case polRoundRobin:
+		w := r.next
+		r.next = (r.next + 1) % len(ws)
+		return w
+	case polRandom:
+		return r.rng.IntN(len(ws))
+	case polLeastLoaded:
+		best := 0
+		for w := 1; w < len(ws); w++ {
+			if lessLoaded(ws, w, best) {
+				best = w
+			}
+		}
+		return best
+	}
+	// kv-aware family: Dynamo's cost.
+	best := -1
+	var bestCost float64
+	for w := range ws {
+		overlap := 0
+		switch r.kind {
+		case polKVAware:
+			overlap = ws[w].cache.match(req.Blocks)
+		case polKVAwareApprox:
+			overlap = matchSet(r.sent[w], req.Blocks)
+		}
+		newBlocks := float64(reqBlocks-overlap) - r.credit
+		if newBlocks < 0 {
+			newBlocks = 0
+		}
+		cost := r.scale*newBlocks + float64(ws[w].cache.active())
+		if best < 0 || cost < bestCost || (cost == bestCost && lessLoaded(ws, w, best)) {
+			best, bestCost = w, cost
+		}
+	}
+	return best
+}
+
+// routed tells the router where req went (kv-aware-approx remembers it).
+func (r *router) routed(req *Request, w int) {
+	if r.kind == polKVAwareApprox {
+		t := r.sent[w]
+		for _, id := range req.Blocks {
+			t.add(id)
+		}
+	}
+}
+
+// done returns the router's recyclable state.
+func (r *router) done() {
+	for _, s := range r.sent {
+		putIDSet(s)
+	}
+	r.sent = nil
+}
+
+func matchSet(t *idSet, ids []uint64) int {
+	for i, id := range ids {
+		if !t.has(id) {
+			return i
+		}
+	}
+	return len(ids)
+}

@@ -1,0 +1,146 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+type excerptLine struct {
+	InputLength int      `json:"input_length"`
+	HashIDs     []uint64 `json:"hash_ids"`
+}
+
+// readExcerpt decodes the excerpt with encoding/json, independently of the
+// reader under test.
+func readExcerpt(t *testing.T) []excerptLine {
+	t.Helper()
+	f, err := os.Open(excerptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []excerptLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l excerptLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestUnboundedSingleWorkerMatchesRepeatRatio: with one worker and no
+// capacity limit nothing is ever evicted, so every block seen before is
+// cached and the cached-token ratio is the trace's repeated-block ratio.
+// The expectation is computed here from the raw hash ids with a map: a
+// block of bs tokens at sub-position s of 512-token block h is repeated if
+// (h, s) was seen, in a full block, in an earlier request. Mooncake ids
+// stand for their whole prefix, so (h, s) names the prefix too.
+func TestUnboundedSingleWorkerMatchesRepeatRatio(t *testing.T) {
+	lines := readExcerpt(t)
+	if len(lines) != 200 {
+		t.Fatalf("excerpt has %d lines, want 200", len(lines))
+	}
+	for _, bs := range []int{512, 64, 16} {
+		type key struct {
+			h uint64
+			s int
+		}
+		seen := map[key]bool{}
+		var input, repeatedTokens, refs int64
+		for _, l := range lines {
+			input += int64(l.InputLength)
+			for i, h := range l.HashIDs {
+				tokens := min(512, l.InputLength-512*i)
+				for s := range tokens / bs { // full sub-blocks only
+					refs++
+					k := key{h, s}
+					if seen[k] {
+						repeatedTokens += int64(bs)
+					}
+					seen[k] = true
+				}
+			}
+		}
+		for _, conc := range []int{0, 1, 8} {
+			src, err := OpenMooncake(excerptPath, bs, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Run(src, Config{Workers: 1, Policy: RoundRobin, Concurrency: conc})
+			src.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := float64(repeatedTokens) / float64(input)
+			if r.CachedTokens != repeatedTokens || r.CachedTokenRatio != want || r.BlocksReferenced != refs || r.Evictions != 0 {
+				t.Errorf("bs %d concurrency %d: cached %d ratio %v refs %d evictions %d; want %d %v %d 0",
+					bs, conc, r.CachedTokens, r.CachedTokenRatio, r.BlocksReferenced, r.Evictions, repeatedTokens, want, refs)
+			}
+			if r.RepeatedBlocks*int64(bs) != repeatedTokens {
+				t.Errorf("bs %d: repeated blocks %d × %d != %d", bs, r.RepeatedBlocks, bs, repeatedTokens)
+			}
+		}
+	}
+}
+
+// TestKVAwareAtLeastRoundRobinWhenItFits: when every worker can hold the
+// whole working set nothing is evicted, and kv-aware routing, which sends a
+// request to (near) the largest overlap, hits at least as often as
+// round-robin. Sequential, so load does not pull requests away.
+func TestKVAwareAtLeastRoundRobinWhenItFits(t *testing.T) {
+	type workload struct {
+		name string
+		open func() (Source, error)
+	}
+	var loads []workload
+	for _, bs := range []int{512, 16} {
+		loads = append(loads, workload{"excerpt", func() (Source, error) { return OpenMooncake(excerptPath, bs, false) }})
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		syn := Synthetic{Prefixes: 20, PrefixTokens: 700, Repeats: 5, TailTokens: 30, Seed: seed}
+		loads = append(loads, workload{"synthetic", func() (Source, error) { return syn.Open() }})
+	}
+	for _, wl := range loads {
+		for _, workers := range []int{2, 3, 8} {
+			// Unbounded capacity is at least the working set.
+			res, err := RunAll(wl.open, Config{Workers: workers, Concurrency: 1, Seed: 5}, []string{KVAware, RoundRobin, Random})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv, rr, rnd := res[0], res[1], res[2]
+			if kv.Evictions != 0 {
+				t.Fatalf("%s: evictions %d with unbounded capacity", wl.name, kv.Evictions)
+			}
+			if kv.HitRequests < rr.HitRequests || kv.HitRequests < rnd.HitRequests || kv.CachedTokens < rr.CachedTokens {
+				t.Errorf("%s on %d workers: kv-aware hits %d cached %d; round-robin %d %d; random %d",
+					wl.name, workers, kv.HitRequests, kv.CachedTokens, rr.HitRequests, rr.CachedTokens, rnd.HitRequests)
+			}
+		}
+	}
+}
+
+// TestNoEventsIsLoadBalancing: without KV events every overlap is 0, the
+// kv-aware cost reduces to a constant plus active blocks, and with the same
+// tie-break that is least-loaded routing, request for request, whether
+// sequential or following trace timestamps.
+func TestNoEventsIsLoadBalancing(t *testing.T) {
+	for _, conc := range []int{0, 1, 4} {
+		open := func() (Source, error) { return OpenMooncake(excerptPath, 16, false) }
+		res, err := RunAll(open, Config{Workers: 4, CapacityBlocks: 2000, Concurrency: conc}, []string{KVAwareNoEvents, LeastLoaded})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameRouting(res[0], res[1]) {
+			t.Errorf("concurrency %d: no-events %+v\nleast-loaded %+v", conc, res[0], res[1])
+		}
+	}
+}

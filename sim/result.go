@@ -1,0 +1,56 @@
+package sim
+
+// Result is what one policy did with one workload.
+type Result struct {
+	// Name is the policy name.
+	Name string `json:"name"`
+	// Requests is the number of requests simulated.
+	Requests int `json:"requests"`
+	// RepeatRequests counts requests with at least one full block whose
+	// chained id was seen in an earlier request (on any worker). Because ids
+	// are chained, that is the same as the first full block having been seen.
+	RepeatRequests int `json:"repeat_requests"`
+	// HitRequests counts repeats for which at least half of the previously
+	// seen leading blocks were cached on the chosen worker when it was
+	// admitted: 2 × overlap ≥ seen blocks.
+	HitRequests int `json:"hit_requests"`
+	// HitRate is HitRequests / RepeatRequests, or 0 without repeats.
+	HitRate float64 `json:"hit_rate"`
+	// CachedTokenRatio is CachedTokens / InputTokens.
+	CachedTokenRatio float64 `json:"cached_token_ratio"`
+	// Evictions counts stored blocks evicted, over all workers.
+	Evictions int64 `json:"evictions"`
+	// BlocksReferenced counts full-block references (the sum of
+	// len(Request.Blocks)); partial blocks are not counted.
+	BlocksReferenced int64 `json:"blocks_referenced"`
+	// RepeatedBlocks counts full-block references whose id was seen in an
+	// earlier request.
+	RepeatedBlocks int64 `json:"repeated_blocks"`
+	// BlockSize is the tokens per block.
+	BlockSize int `json:"block_size"`
+	// InputTokens is the total prompt tokens.
+	InputTokens int64 `json:"input_tokens"`
+	// CachedTokens is the total prompt tokens served from the prefix cache:
+	// overlap blocks × block size.
+	CachedTokens int64 `json:"cached_tokens"`
+	// OverflowBlocks counts blocks that could not be cached because every
+	// block of the worker was pinned; those requests ran uncached for them.
+	OverflowBlocks int64 `json:"overflow_blocks"`
+	// SkippedLines counts malformed trace lines skipped (SkipBadLines).
+	SkippedLines int `json:"skipped_lines"`
+	// Workers holds per-worker figures, by index.
+	Workers []WorkerResult `json:"workers"`
+}
+
+// WorkerResult is one worker's share of a Result.
+type WorkerResult struct {
+	Index int `json:"index"`
+	// Requests routed to this worker, and their share of all requests.
+	Requests     int     `json:"requests"`
+	RequestShare float64 `json:"request_share"`
+	// PeakOccupancyBlocks is the most blocks held at once (stored plus
+	// scratch), at most the capacity.
+	PeakOccupancyBlocks int   `json:"peak_occupancy_blocks"`
+	Evictions           int64 `json:"evictions"`
+	OverflowBlocks      int64 `json:"overflow_blocks"`
+}
