@@ -2,10 +2,9 @@ package catalog
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
-	"github.com/xrash/smetrics"
+	"github.com/kvplan/kvplan/internal/suggest"
 )
 
 // NotFoundError says a name is not in the catalog and offers the closest ones.
@@ -42,32 +41,25 @@ func find[T any](kind, name string, list []*T, names func(*T) []string) (*T, err
 			}
 		}
 	}
-	type scored struct {
-		name  string
-		score float64
-	}
-	var cands []scored
+	// Offer each entry once, under its primary name, scored by its best name.
+	var all []string
+	primary := map[string]string{}
 	for _, x := range list {
 		ns := names(x)
-		best := 0.0
 		for _, n := range ns {
-			s := smetrics.JaroWinkler(want, normalize(n), 0.7, 4)
-			if strings.Contains(normalize(n), want) && want != "" {
-				s += 0.2
-			}
-			if s > best {
-				best = s
+			all = append(all, normalize(n))
+			if _, ok := primary[normalize(n)]; !ok {
+				primary[normalize(n)] = ns[0]
 			}
 		}
-		cands = append(cands, scored{ns[0], best})
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
 	var closest []string
-	for _, c := range cands {
-		if len(closest) == 3 || c.score < 0.6 {
-			break
+	seen := map[string]bool{}
+	for _, n := range suggest.Closest(want, all, len(all)) {
+		if p := primary[n]; !seen[p] && len(closest) < 3 {
+			seen[p] = true
+			closest = append(closest, p)
 		}
-		closest = append(closest, c.name)
 	}
 	return nil, &NotFoundError{Kind: kind, Name: name, Closest: closest}
 }

@@ -3,6 +3,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"github.com/kvplan/kvplan/internal/suggest"
 	"reflect"
 	"regexp"
 	"sort"
@@ -143,14 +144,14 @@ func Compile(packs []*Pack, disable ...string) (*Set, error) {
 		for _, id := range p.Disable {
 			off[id] = true
 			if !known[id] {
-				errs = append(errs, fmt.Errorf("%s: [extend] disable: no rule %q%s", p.File, id, didYouMean(id, order)))
+				errs = append(errs, fmt.Errorf("%s: [extend] disable: no rule %q%s", p.File, id, suggest.DidYouMean(id, order)))
 			}
 		}
 	}
 	for _, id := range disable {
 		off[id] = true
 		if !known[id] {
-			errs = append(errs, fmt.Errorf("--disable %s: no rule %q%s", id, id, didYouMean(id, order)))
+			errs = append(errs, fmt.Errorf("--disable %s: no rule %q%s", id, id, suggest.DidYouMean(id, order)))
 		}
 	}
 	s := &Set{byID: map[string]*Rule{}}
@@ -263,7 +264,7 @@ var (
 func humanize(msg, _ string) string {
 	if m := noFieldRe.FindStringSubmatch(msg); m != nil {
 		if names, ok := envTypeFields[m[1]]; ok {
-			return fmt.Sprintf("%s has no field %s%s", envTypeNames[m[1]], m[2], didYouMean(m[2], names))
+			return fmt.Sprintf("%s has no field %s%s", envTypeNames[m[1]], m[2], suggest.DidYouMean(m[2], names))
 		}
 	}
 	if m := unknownNameRe.FindStringSubmatch(msg); m != nil {
@@ -271,7 +272,7 @@ func humanize(msg, _ string) string {
 		for _, h := range helpers {
 			names = append(names, h.Name)
 		}
-		return msg + didYouMean(m[1], names)
+		return msg + suggest.DidYouMean(m[1], names)
 	}
 	return goTypeRe.ReplaceAllStringFunc(msg, func(s string) string {
 		if n, ok := envTypeNames[strings.TrimPrefix(s, "rules.")]; ok {
@@ -310,40 +311,6 @@ var envTypeNames, envTypeFields, envTopNames = func() (map[string]string, map[st
 	names["PoolEnv"] = "pool"
 	return names, fields, top
 }()
-
-// didYouMean returns "; did you mean X?" for the closest name, or "".
-func didYouMean(name string, names []string) string {
-	best, bestD := "", 1<<30
-	for _, n := range names {
-		if d := levenshtein(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" || bestD > max(1, len(name)/3) {
-		return ""
-	}
-	return "; did you mean " + best + "?"
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
 
 // sortedIDs lists the ids of a set's rules, sorted.
 func (s *Set) sortedIDs() []string {

@@ -3,6 +3,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"github.com/kvplan/kvplan/internal/suggest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -110,7 +111,7 @@ func RunTest(expectFile string, set *Set, build Builder) (TestResult, error) {
 		rid = strings.TrimPrefix(rid, RuntimeErrorPrefix)
 		if set.Rule(rid) == nil {
 			return res, &tomlpos.Error{File: expectFile, Line: idx.Line([]string{"must_fire"}, 0), Field: "must_fire",
-				Msg: fmt.Sprintf("no rule %q in the rule set%s", rid, didYouMean(rid, set.sortedIDs()))}
+				Msg: fmt.Sprintf("no rule %q in the rule set%s", rid, suggest.DidYouMean(rid, set.sortedIDs()))}
 		}
 	}
 	plan := doc.Plan
@@ -245,7 +246,7 @@ func setEnv(v reflect.Value, m map[string]any, path []string) error {
 		p := append(append([]string{}, path...), k)
 		i := fieldIndex(t, k)
 		if i < 0 {
-			return &pathError{p, "unknown name" + didYouMean(k, envTypeFields[t.Name()])}
+			return &pathError{p, "unknown name" + suggest.DidYouMean(k, envTypeFields[t.Name()])}
 		}
 		if err := setValue(v.Field(i), m[k], p); err != nil {
 			return err

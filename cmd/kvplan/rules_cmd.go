@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvplan/kvplan/internal/suggest"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -107,7 +108,7 @@ func runRulesShow(c *cli.Context) error {
 		for _, x := range set.Rules {
 			ids = append(ids, x.ID)
 		}
-		return fmt.Errorf("rules show: no rule %q%s", id, didYouMean(id, ids))
+		return fmt.Errorf("rules show: no rule %q%s", id, suggest.DidYouMean(id, ids))
 	}
 	rows := [][]string{
 		{"id", r.ID}, {"severity", string(r.Severity)}, {"per pool", fmt.Sprint(r.PerPool)},

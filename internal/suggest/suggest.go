@@ -1,0 +1,57 @@
+// Package suggest finds the names closest to a mistyped one, for the "did
+// you mean" of every error kvplan prints about an unknown name: catalog
+// entries, rule ids, environment fields and simulator policies.
+package suggest
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/xrash/smetrics"
+)
+
+// minScore is the Jaro-Winkler similarity below which a name is not offered.
+const minScore = 0.8
+
+// Closest returns up to n of names most similar to name, best first,
+// ignoring case. A name that contains what was typed ranks higher.
+func Closest(name string, names []string, n int) []string {
+	want := strings.ToLower(strings.TrimSpace(name))
+	type scored struct {
+		name  string
+		score float64
+	}
+	var cands []scored
+	seen := map[string]bool{}
+	for _, c := range names {
+		if c == "" || seen[c] {
+			continue
+		}
+		seen[c] = true
+		lc := strings.ToLower(c)
+		s := smetrics.JaroWinkler(want, lc, 0.7, 4)
+		if want != "" && strings.Contains(lc, want) {
+			s += 0.2
+		}
+		if s >= minScore {
+			cands = append(cands, scored{c, s})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+	var out []string
+	for _, c := range cands {
+		if len(out) == n {
+			break
+		}
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// DidYouMean returns "; did you mean X?" for the closest of names, or "".
+func DidYouMean(name string, names []string) string {
+	if c := Closest(name, names, 1); len(c) > 0 {
+		return "; did you mean " + c[0] + "?"
+	}
+	return ""
+}
