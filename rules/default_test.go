@@ -77,12 +77,13 @@ func TestDefaultRules(t *testing.T) {
 			func(e *Env) {
 				p := poolNamed(e, "prefill")
 				p.KVBufferDevice, p.StagesKVInHost, p.HostLimitBytes, p.HostRequiredBytes = "cpu", true, 3584<<20, 4800<<20
+				p.HostStagedBytes = 1984 << 20 // 4800 MiB − 2,560 MiB baseline − 256 MiB margin
 			},
 			func(e *Env) {
 				p := poolNamed(e, "prefill")
 				p.KVBufferDevice, p.StagesKVInHost, p.HostLimitBytes, p.HostRequiredBytes = "cpu", true, 3584<<20, 3584<<20
 			},
-			"need 4.7 GiB per worker, over its memory_limit of 3.5 GiB"},
+			"stage 1.9 GiB; with the engine baseline and margin a worker needs 4.7 GiB, over its memory_limit of 3.5 GiB"},
 		{"ucx-gpu-buffer-over-tcp", "decode", Deny,
 			func(e *Env) {
 				e.Transport = NewTransport([]string{"tcp", "self"})

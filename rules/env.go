@@ -153,6 +153,7 @@ type PoolEnv struct {
 	ConcurrencyPerWorker int     `expr:"concurrency_per_worker" unit:"requests" desc:"requests in flight on one worker"`
 	KVSlotsTokens        int     `expr:"kv_slots_tokens" unit:"tokens" desc:"KV slots of one worker (FACTS §4)"`
 	MaxModelLenFits      bool    `expr:"max_model_len_fits" unit:"" desc:"one request of max_model_len tokens fits kv_slots_tokens (vLLM refuses to start otherwise)"`
+	HostStagedBytes      int     `expr:"host_staged_bytes" unit:"B" desc:"KV one worker stages in host memory: concurrency_per_worker × the prompt's KV × retention; 0 when nothing is staged"`
 	HostRequiredBytes    int     `expr:"host_required_bytes" unit:"B" desc:"host memory one worker needs: base + staged KV of concurrency_per_worker requests + margin"`
 	GPUs                 int     `expr:"gpus" unit:"GPUs" desc:"GPUs this pool occupies: workers × tp (0 when it shares another pool's)"`
 	HostLimitBytes       int     `expr:"host_limit_bytes" unit:"B" desc:"memory_limit of one worker's container; 0 = no limit"`

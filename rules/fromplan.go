@@ -63,6 +63,7 @@ func FromDeployment(dep *planner.Deployment) *Env {
 			pe.MaxModelLen = mp.MaxModelLen
 			pe.MaxModelLenFits = mp.MaxModelLenFits
 			pe.HostRequiredBytes = int(mp.HostRequiredBytes)
+			pe.HostStagedBytes = int(mp.HostStagedBytes)
 			pe.GPUs = pp.GPUs
 		}
 	}
