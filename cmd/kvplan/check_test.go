@@ -57,7 +57,7 @@ func TestCheckFailOnAndDisable(t *testing.T) {
 
 func TestRulesCommands(t *testing.T) {
 	out, errOut, code := kvplan(t, "rules", "test", "../../testdata/rules/planner")
-	if code != ExitOK || !strings.Contains(out, "2 passed, 0 failed") {
+	if code != ExitOK || !strings.Contains(out, "6 passed, 0 failed") {
 		t.Fatalf("rules test: exit %d\n%s%s", code, out, errOut)
 	}
 	out, _, code = kvplan(t, "rules", "test", "../../testdata/plans")
