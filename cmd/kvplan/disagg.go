@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/units"
@@ -27,6 +28,8 @@ off the decode worker. Prefill time is estimated from the GPU's bf16 FLOP/s and
 prefill MFU unless --prefill-ms gives a measured value.`,
 		Flags: withCommon(append(modelFlags(),
 			&cli.StringFlag{Name: "link", Aliases: []string{"l"}, Usage: "link between prefill and decode workers (kvplan links list); default " + planner.SameGPULink + " with --same-gpu"},
+			&cli.StringFlag{Name: "throughput", Usage: "a link of your own instead of --link: its effective throughput, e.g. 104MB/s, 1Gbps, 25GB/s"},
+			&cli.StringFlag{Name: "latency", Value: "0.2ms", Usage: "per-transfer latency of the --throughput link, e.g. 0.2ms, 20us"},
 			&cli.IntFlag{Name: "input-tokens", Value: 1500, Usage: "prompt tokens per request"},
 			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "generated tokens per request"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "transfers in flight on the link at once"},
@@ -52,14 +55,7 @@ func runDisagg(c *cli.Context) error {
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return err
 	}
-	linkName := c.String("link")
-	if linkName == "" {
-		if !sc.SameGPU {
-			return fmt.Errorf("disagg: --link is required (e.g. --link 1gbe; kvplan links list), or --same-gpu")
-		}
-		linkName = planner.SameGPULink
-	}
-	if sc.Link, err = cat.Link(linkName); err != nil {
+	if sc.Link, err = disaggLink(c, cat, sc.SameGPU); err != nil {
 		return err
 	}
 	if sc.PrefillGPU, err = cat.GPU(c.String("prefill-gpu")); err != nil {
@@ -146,4 +142,33 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 	}
 	doc.Notes = append(doc.Notes, nm+".")
 	return doc
+}
+
+// disaggLink is --link from the catalog, a link of the user's own from
+// --throughput and --latency, or the same-GPU path with --same-gpu.
+func disaggLink(c *cli.Context, cat *catalog.Catalog, sameGPU bool) (*catalog.Link, error) {
+	name, rate := c.String("link"), c.String("throughput")
+	switch {
+	case name != "" && rate != "":
+		return nil, fmt.Errorf("disagg: give --link or --throughput, not both")
+	case rate != "":
+		bps, err := units.ParseRate(rate)
+		if err != nil {
+			return nil, fmt.Errorf("--throughput: %w", err)
+		}
+		if bps <= 0 {
+			return nil, fmt.Errorf("--throughput %s: must be > 0", rate)
+		}
+		ms, err := units.ParseMS(c.String("latency"))
+		if err != nil {
+			return nil, fmt.Errorf("--latency: %w", err)
+		}
+		return &catalog.Link{Name: "custom " + rate, Nominal: rate, NominalBytesPerS: bps, EffectiveBytesPerS: bps,
+			LatencyMS: ms, Shared: true, Source: "given: --throughput " + rate + " --latency " + c.String("latency")}, nil
+	case name == "" && !sameGPU:
+		return nil, fmt.Errorf("disagg: --link is required (e.g. --link 1gbe; kvplan links list), or --throughput 104MB/s, or --same-gpu")
+	case name == "":
+		name = planner.SameGPULink
+	}
+	return cat.Link(name)
 }
