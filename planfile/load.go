@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -66,7 +67,7 @@ func (p *Plan) Line(field string) int {
 		// A key of a table written with dotted keys ("pools.prefill.role = ...")
 		// has no header: use the first key below the path.
 		for _, e := range p.index.Entries {
-			if len(e.Path) > n && equalPath(e.Path[:n], path[:n]) {
+			if len(e.Path) > n && slices.Equal(e.Path[:n], path[:n]) {
 				return e.Line
 			}
 		}
@@ -80,18 +81,6 @@ func (p *Plan) ConfigPath() string {
 		return p.Model.Config
 	}
 	return filepath.Join(filepath.Dir(p.Path), p.Model.Config)
-}
-
-func equalPath(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 var (

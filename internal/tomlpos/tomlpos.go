@@ -8,6 +8,7 @@
 package tomlpos
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -94,7 +95,7 @@ func New(data []byte) *Index {
 // Line returns the line of the n-th (0-based) occurrence of the key path, or 0.
 func (x *Index) Line(path []string, n int) int {
 	for _, e := range x.Entries {
-		if equal(e.Path, path) {
+		if slices.Equal(e.Path, path) {
 			if n == 0 {
 				return e.Line
 			}
@@ -117,7 +118,7 @@ func (x *Index) InArray(array string, element int, key ...string) int {
 		if header == 0 {
 			header = e.Line
 		}
-		if len(key) > 0 && equal(e.Path, want) {
+		if len(key) > 0 && slices.Equal(e.Path, want) {
 			return e.Line
 		}
 	}
@@ -135,17 +136,5 @@ func splitKey(s string) []string {
 }
 
 func hasPrefix(path, prefix []string) bool {
-	return len(path) >= len(prefix) && equal(path[:len(prefix)], prefix)
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return len(path) >= len(prefix) && slices.Equal(path[:len(prefix)], prefix)
 }
