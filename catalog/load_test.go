@@ -147,11 +147,10 @@ func TestBadCatalogFiles(t *testing.T) {
 			full: bad + `/missing-source.toml:2: gpu "unsourced": source: missing: say where the figures come from`,
 		},
 		{
-			// The line is the model's [[model]] header (see the report: the
-			// first [[model.layout]] line, 11, would be more helpful).
-			file: "layout-sum.toml", line: 2, field: `model "short-layout": layout`,
+			// The line is the model's first [[model.layout]] group.
+			file: "layout-sum.toml", line: 11, field: `model "short-layout": layout`,
 			msg:  "layer counts add up to 30, but layers is 28",
-			full: bad + `/layout-sum.toml:2: model "short-layout": layout: layer counts add up to 30, but layers is 28`,
+			full: bad + `/layout-sum.toml:11: model "short-layout": layout: layer counts add up to 30, but layers is 28`,
 		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {

@@ -55,8 +55,11 @@ func New(data []byte) *Index {
 			}
 			header = splitKey(line[2:end])
 			name := strings.Join(header, ".")
-			root, arrayIdx = name, arrayCount[name]
-			arrayCount[name]++
+			// [[model.layout]] inside a [[model]] element belongs to it.
+			if root == "" || !hasPrefix(header, splitKey(root)) || name == root {
+				root, arrayIdx = name, arrayCount[name]
+				arrayCount[name]++
+			}
 			idx.Entries = append(idx.Entries, Entry{Line: i + 1, Path: header, Array: arrayIdx, Root: root})
 			continue
 		}

@@ -15,6 +15,10 @@ name = "b"
 bogus = 1
 [model.mla]
 kv_lora_rank = 512
+[[model.layout]]
+kind = "full"
+[[model.layout]]
+kind = "sliding"
 
 [pools.prefill]
 role = "prefill"
@@ -35,8 +39,9 @@ func TestIndex(t *testing.T) {
 		{"header when key absent", x.InArray("model", 0, "head_dim"), 2},
 		{"key in element", x.InArray("model", 0, "layers"), 4},
 		{"no element", x.InArray("model", 5, "layers"), 0},
-		{"plain table", x.Line([]string{"pools", "prefill", "role"}, 0), 16},
-		{"quoted key", x.Line([]string{"pools", "prefill", "quoted"}, 0), 17},
+		{"nested array belongs to its element", x.InArray("model", 1, "layout", "kind"), 15},
+		{"plain table", x.Line([]string{"pools", "prefill", "role"}, 0), 20},
+		{"quoted key", x.Line([]string{"pools", "prefill", "quoted"}, 0), 21},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
