@@ -81,7 +81,8 @@ func NewKV(m *catalog.Model, opts KVOptions) (*KV, error) {
 		}
 		g := Group{Kind: lg.Kind, Count: lg.Count, Window: lg.Window, BytesPerElement: elem}
 		if lg.Kind == catalog.LayerLinear {
-			g.StateBytesEach = lg.StateBytes
+			// The state's heads are split across ranks like attention heads.
+			g.StateBytesEach = (lg.StateBytes + int64(tp) - 1) / int64(tp)
 		} else {
 			g.KVHeadsPerRank, g.HeadDim = perRank(heads), dim
 			g.BytesPerTokenEach = int64(2 * g.KVHeadsPerRank * dim * elem) // K and V
@@ -114,7 +115,7 @@ func (kv *KV) FullBytesPerToken() int64 {
 }
 
 // StateBytesPerRequest is the constant linear-attention or Mamba state of
-// one request, per rank.
+// one request, per rank (the state's heads are split across tp ranks).
 func (kv *KV) StateBytesPerRequest() int64 {
 	var n int64
 	for _, g := range kv.Groups {

@@ -176,6 +176,9 @@ func TestRequestBytes(t *testing.T) {
 		{"qwen3-next-80b-a3b", models.KVOptions{}, 0, 39_518_208},       // state only: 36 × 1,097,728
 		{"qwen3-next-80b-a3b", models.KVOptions{}, 1000, 64_094_208},    // 1000 × 24,576 + 39,518,208
 		{"qwen3-next-80b-a3b", models.KVOptions{}, 10_000, 285_278_208}, // 10,000 × 24,576 + 39,518,208
+		// At tp 2 the state's heads split too: 39,518,208 / 2 = 19,759,104 per rank, and the
+		// full layers keep max(1, 2/2) = 1 kv head: 12 × 2 × 1 × 256 × 2 = 12,288 B/token.
+		{"qwen3-next-80b-a3b", models.KVOptions{TP: 2}, 1000, 32_047_104}, // 1000 × 12,288 + 19,759,104
 		// DeepSeek-V3, fp8 KV: 35,136 B/token.
 		{"deepseek-v3", models.KVOptions{KVDtype: "fp8"}, 8150, 286_358_400}, // 8150 × 35,136
 		// FACTS.md §2 check: Kimi-K2.5 (the same MLA geometry as K2) at 8,150 tokens with fp8 KV hands over 286 MB.
