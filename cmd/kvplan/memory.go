@@ -137,7 +137,7 @@ func memoryDoc(c *cli.Context, p *planner.MemoryPlan) *report.Doc {
 	hostRows := [][]string{
 		{"KV buffer device", p.KVBuffer, ""},
 		{"baseline RSS", units.Bytes(p.HostBaselineRSSBytes), "engine process at idle"},
-		{"staged KV", units.Bytes(p.HostStagedBytes), fmt.Sprintf("%d in flight × %s × retention %g", p.Concurrency, units.Bytes(p.RequestKVBytes), p.HostRetention)},
+		{"staged KV", units.Bytes(p.HostStagedBytes), stagedNote(p)},
 		{"margin", units.Bytes(p.HostMarginBytes), ""},
 		{"required", units.Bytes(p.HostRequiredBytes), ""},
 	}
@@ -147,12 +147,12 @@ func memoryDoc(c *cli.Context, p *planner.MemoryPlan) *report.Doc {
 			[]string{"headroom", units.Bytes(p.HostHeadroomBytes), ""},
 		)
 	}
-	safe := "unbounded"
-	if p.MaxSafeConcurrency >= 0 {
-		safe = fmt.Sprint(p.MaxSafeConcurrency)
+	safe, safeNote := fmt.Sprint(p.MaxSafeConcurrency), "for this limit"
+	if p.MaxSafeConcurrency < 0 {
+		safe, safeNote = "unbounded", "no --limit given, or nothing staged"
 	}
 	hostRows = append(hostRows,
-		[]string{"largest safe concurrency", safe, "for this limit"},
+		[]string{"largest safe concurrency", safe, safeNote},
 		[]string{"smallest safe limit", units.Bytes(p.MinSafeLimitBytes), fmt.Sprintf("for concurrency %d", p.Concurrency)},
 	)
 	if p.DecodeStagedBytes > 0 {
@@ -181,4 +181,11 @@ func fitsWord(ok bool) string {
 		return "fits"
 	}
 	return "does NOT fit"
+}
+
+func stagedNote(p *planner.MemoryPlan) string {
+	if p.KVBuffer != planner.KVBufferCPU {
+		return "none: the KV buffer is on the GPU (--kv-buffer cpu stages it in host memory)"
+	}
+	return fmt.Sprintf("%d in flight × %s × retention %g", p.Concurrency, units.Bytes(p.RequestKVBytes), p.HostRetention)
 }
