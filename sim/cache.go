@@ -55,7 +55,7 @@ const nilSlot = -1
 const preallocMax = 1 << 20
 
 // sparseMax is the largest capacity whose index is kept at most 1/8 full
-// (16 bytes × 8 = 128 bytes a block, 8 MiB at 65,536 blocks); larger or
+// (12 bytes × 8 = 96 bytes a block, 6 MiB at 65,536 blocks); larger or
 // unbounded caches keep theirs at most half full.
 const sparseMax = 1 << 16
 
@@ -110,14 +110,24 @@ func (c *cache) acquire(ids []uint64, extra int, pins []int32) (overlap int, gra
 		if i < overlap {
 			overlap = i
 		}
-		s := c.alloc()
-		if s == nilSlot {
-			c.overflow++
-			continue
+		var s int32
+		if c.capacity > 0 && c.stored+c.scratch >= c.capacity {
+			// Full: the LRU block's slot takes the new block (evict and
+			// alloc in one).
+			s = c.lruHead
+			if s == nilSlot {
+				c.overflow++
+				continue
+			}
+			c.unlink(s)
+			c.index.del(c.slots[s].id)
+			c.evictions++
+		} else {
+			s = c.alloc()
+			c.stored++
 		}
 		c.slots[s] = slot{id: id, prev: nilSlot, next: nilSlot, ref: 1}
 		c.index.insertNew(id, s)
-		c.stored++
 		c.pinned++
 		pins = append(pins, s)
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Service-time model defaults. A request that starts at time t completes at
@@ -43,8 +44,8 @@ type Config struct {
 	Policy string
 	// Seed seeds the random policy.
 	Seed uint64
-	// PrefillLoadScale and OverlapCredit are the kv-aware cost parameters;
-	// 0 means Dynamo's default of 1 (a tiny positive value stands in for 0).
+	// PrefillLoadScale and OverlapCredit are the kv-aware cost parameters.
+	// 0 means Dynamo's default of 1 unless ExplicitZero is set.
 	PrefillLoadScale float64
 	OverlapCredit    float64
 	// Concurrency is the most requests in flight, issued in order; each
@@ -55,12 +56,48 @@ type Config struct {
 	// are processed before it is routed.
 	Concurrency int
 	// PrefillMSPerToken and DecodeMSPerToken set the service-time model;
-	// 0 means the Default values.
+	// 0 means the Default values unless ExplicitZero is set.
 	PrefillMSPerToken float64
 	DecodeMSPerToken  float64
+	// ExplicitZero makes a 0 in PrefillLoadScale, OverlapCredit,
+	// PrefillMSPerToken or DecodeMSPerToken mean zero (no overlap credit,
+	// say) instead of the field's default. DefaultConfig sets it together
+	// with every default, so the way to set an exact 0 is
+	//
+	//	cfg := sim.DefaultConfig()
+	//	cfg.OverlapCredit = 0
+	//
+	// A Config literal leaves it false: 0 then means the default, as before.
+	ExplicitZero bool
+	// SeenBlocks bounds the block ids remembered to tell repeat requests
+	// (and, for kv-aware-approx, where blocks were sent): 0 means
+	// DefaultSeenBlocks, a negative value means no bound (memory then grows
+	// with the distinct blocks of the workload, about 16 to 32 bytes each).
+	// Nothing is forgotten, and results are exact, until a run references
+	// about SeenBlocks/2 distinct blocks; past that, blocks not referenced
+	// for a while are forgotten (see Memory in the package doc).
+	SeenBlocks int
 	// Progress, if set, is called with the number of requests done so far,
 	// every 4,096 requests and at the end. RunAll counts across policies.
 	Progress func(done int)
+}
+
+// DefaultConfig returns a Config with every default filled in and
+// ExplicitZero set, so that any field can then be set to 0 exactly: one
+// worker, unbounded capacity, the source's block size, kv-aware routing,
+// Dynamo's cost parameters, the default service-time model, arrival times
+// (or one at a time for an untimed source) and DefaultSeenBlocks.
+func DefaultConfig() Config {
+	return Config{
+		Workers:           1,
+		Policy:            defaultPolicy,
+		PrefillLoadScale:  DefaultPrefillLoadScale,
+		OverlapCredit:     DefaultOverlapCredit,
+		PrefillMSPerToken: DefaultPrefillMSPerToken,
+		DecodeMSPerToken:  DefaultDecodeMSPerToken,
+		ExplicitZero:      true,
+		SeenBlocks:        DefaultSeenBlocks,
+	}
 }
 
 // settle fills defaults and checks cfg against the source.
@@ -86,20 +123,27 @@ func (cfg Config) settle(src Source) (Config, bool, error) {
 	if cfg.Policy == "" {
 		cfg.Policy = defaultPolicy
 	}
-	if cfg.PrefillLoadScale == 0 {
-		cfg.PrefillLoadScale = DefaultPrefillLoadScale
+	if !cfg.ExplicitZero {
+		if cfg.PrefillLoadScale == 0 {
+			cfg.PrefillLoadScale = DefaultPrefillLoadScale
+		}
+		if cfg.OverlapCredit == 0 {
+			cfg.OverlapCredit = DefaultOverlapCredit
+		}
+		if cfg.PrefillMSPerToken == 0 {
+			cfg.PrefillMSPerToken = DefaultPrefillMSPerToken
+		}
+		if cfg.DecodeMSPerToken == 0 {
+			cfg.DecodeMSPerToken = DefaultDecodeMSPerToken
+		}
 	}
-	if cfg.OverlapCredit == 0 {
-		cfg.OverlapCredit = DefaultOverlapCredit
+	for _, v := range [...]float64{cfg.PrefillLoadScale, cfg.OverlapCredit, cfg.PrefillMSPerToken, cfg.DecodeMSPerToken} {
+		if !(v >= 0) || math.IsInf(v, 1) {
+			return cfg, false, errors.New("prefill load scale, overlap credit and per-token times must be finite and not negative")
+		}
 	}
-	if cfg.PrefillMSPerToken == 0 {
-		cfg.PrefillMSPerToken = DefaultPrefillMSPerToken
-	}
-	if cfg.DecodeMSPerToken == 0 {
-		cfg.DecodeMSPerToken = DefaultDecodeMSPerToken
-	}
-	if cfg.PrefillLoadScale < 0 || cfg.OverlapCredit < 0 || cfg.PrefillMSPerToken < 0 || cfg.DecodeMSPerToken < 0 {
-		return cfg, false, errors.New("prefill load scale, overlap credit and per-token times must not be negative")
+	if cfg.SeenBlocks == 0 {
+		cfg.SeenBlocks = DefaultSeenBlocks
 	}
 	timed := false
 	if cfg.Concurrency == 0 {

@@ -35,13 +35,33 @@
 //     view when workers publish no KV events; it routes exactly like
 //     least-loaded.
 //   - kv-aware-approx: overlaps from the blocks the router itself sent to
-//     each worker, ignoring evictions.
+//     each worker, ignoring evictions. The router keeps, for each block id,
+//     a bit mask of the workers it went to, in the same bounded history
+//     as the repeat metric below, so one probe a block serves every worker.
 //
 // # Metrics
 //
 // A request is a repeat if its first full block was seen in an earlier
 // request, and a hit if at least half of its previously seen leading blocks
 // were cached on the worker it went to. See Result for every field.
+//
+// # Memory
+//
+// Worker caches take memory in proportion to Workers × CapacityBlocks
+// (about 120 to 220 bytes a block for caches of up to 65,536 blocks, 45 to
+// 70 beyond).
+// The record of seen blocks is the only structure that would grow with the
+// trace, so it is bounded by Config.SeenBlocks (default DefaultSeenBlocks,
+// 8,388,608 ids): at most that many ids in two generations of hash tables,
+// at most 16 bytes an id (plus a byte per 8 workers for kv-aware-approx).
+// Until a run references about SeenBlocks/2 distinct blocks nothing is
+// forgotten and results are exact; beyond, the ids not referenced for a
+// whole generation are forgotten, so a request whose prefix was last seen
+// that long ago counts as new, and kv-aware-approx no longer credits a
+// worker for it. Forgetting never creates a repeat or an overlap. A
+// negative SeenBlocks removes the bound (memory then grows with the
+// distinct blocks, 16 to 32 bytes each). The full conversation trace stays
+// exact under the default at every block size from 16 to 512 tokens.
 //
 // # API
 //
@@ -52,8 +72,11 @@
 //		PrefillLoadScale, OverlapCredit     float64
 //		Concurrency                         int
 //		PrefillMSPerToken, DecodeMSPerToken float64
+//		ExplicitZero                        bool // 0 in the four floats means 0, not the default
+//		SeenBlocks                          int  // bound on remembered block ids; 0 default, < 0 none
 //		Progress                            func(done int)
 //	}
+//	func DefaultConfig() Config // every default, ExplicitZero set
 //	func Run(src Source, cfg Config) (Result, error)
 //	func RunAll(open func() (Source, error), cfg Config, policies []string) ([]Result, error)
 //	func Policies() []string
@@ -75,6 +98,7 @@
 //	const RoundRobin, Random, LeastLoaded, KVAware, KVAwareNoEvents, KVAwareApprox, AllPolicies // names
 //	const DefaultPrefillMSPerToken, DefaultDecodeMSPerToken      // 0.03, 20 ms a token
 //	const DefaultPrefillLoadScale, DefaultOverlapCredit          // 1, 1
+//	const DefaultSeenBlocks                                      // 8,388,608 block ids
 //	const DefaultSyntheticBlockSize, DefaultOutputTokens         // 16, 128
 //	const MooncakeBlockTokens                                    // 512
 //

@@ -27,7 +27,7 @@ type simulation struct {
 	timed   bool
 	router  *router
 	workers []worker
-	seen    *idSet // every full-block id of every earlier request
+	hist    *history // full-block ids of earlier requests (see history)
 
 	flights []flight
 	freeF   []int32
@@ -87,18 +87,21 @@ func run(src Source, cfg Config, progressOffset int) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	words := 0
+	if kind == polKVAwareApprox {
+		words = (cfg.Workers + 7) / 8
+	}
 	s := &simulation{
 		cfg:     cfg,
 		timed:   timed,
 		router:  newRouter(kind, cfg),
 		workers: make([]worker, cfg.Workers),
-		seen:    getIDSet(),
+		hist:    newHistory(cfg.SeenBlocks, words),
 	}
 	for i := range s.workers {
 		s.workers[i].cache = newCache(cfg.CapacityBlocks)
 	}
-	defer putIDSet(s.seen)
-	defer s.router.done()
+	defer s.hist.release()
 	s.res.Name = cfg.Policy
 	s.res.BlockSize = cfg.BlockSize
 
@@ -156,25 +159,22 @@ func (s *simulation) step(req *Request) error {
 	}
 
 	// Which leading blocks were seen before: ids are chained, so the seen
-	// blocks form a prefix and a binary search finds its end.
+	// blocks form a prefix (see history). kv-aware-approx finds it together
+	// with every worker's overlap.
 	ids := req.Blocks
-	lo, hi := 0, len(ids)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.seen.has(ids[m]) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	seenRun := lo
-	for _, id := range ids[seenRun:] {
-		s.seen.add(id)
+	s.hist.begin(len(ids))
+	var seenRun int
+	if s.hist.words > 0 {
+		seenRun = s.hist.overlaps(ids, s.router.ov)
+	} else {
+		seenRun = s.hist.observe(ids)
 	}
 
 	reqBlocks := (req.InputTokens + bs - 1) / bs
 	w := s.router.choose(req, reqBlocks, s.workers)
-	s.router.routed(req, w)
+	if s.hist.words > 0 {
+		s.hist.recordSent(ids, seenRun, s.router.ov[w], w)
+	}
 
 	extra := (req.InputTokens+req.OutputTokens+bs-1)/bs - len(ids)
 	fi := s.newFlight()

@@ -3,10 +3,12 @@ package sim
 // table is an open-addressing hash map from a non-zero block id to an int32,
 // with linear probing and backward-shift deletion (no tombstones). Keys come
 // out of mix already well spread, so a key's home slot is its top bits.
+// Keys and values are kept in separate arrays, so probes read only keys.
 // The table doubles when it passes its maximum load, so probes stay short;
 // growth is its only allocation.
 type table struct {
-	ents  []entry
+	keys  []uint64 // 0 marks an empty slot
+	vals  []int32
 	mask  uint64
 	shift uint
 	n     int
@@ -15,11 +17,6 @@ type table struct {
 	// short probe runs, which matters most for the small, delete-heavy cache
 	// indexes.
 	loadShift uint
-}
-
-type entry struct {
-	key uint64
-	val int32
 }
 
 // newTable returns a table sized for expected keys at a load of at most
@@ -37,7 +34,7 @@ func makeTable(size int, loadShift uint) table {
 	for s := size; s > 1; s >>= 1 {
 		shift--
 	}
-	return table{ents: make([]entry, size), mask: uint64(size - 1), shift: shift, limit: size >> loadShift, loadShift: loadShift}
+	return table{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1), shift: shift, limit: size >> loadShift, loadShift: loadShift}
 }
 
 func (t *table) home(k uint64) uint64 { return k >> t.shift }
@@ -45,11 +42,11 @@ func (t *table) home(k uint64) uint64 { return k >> t.shift }
 // get returns the value stored for k and whether k is present.
 func (t *table) get(k uint64) (int32, bool) {
 	for i := t.home(k); ; i = (i + 1) & t.mask {
-		e := &t.ents[i]
-		if e.key == k {
-			return e.val, true
+		kk := t.keys[i]
+		if kk == k {
+			return t.vals[i], true
 		}
-		if e.key == 0 {
+		if kk == 0 {
 			return 0, false
 		}
 	}
@@ -57,8 +54,15 @@ func (t *table) get(k uint64) (int32, bool) {
 
 // has reports whether k is present.
 func (t *table) has(k uint64) bool {
-	_, ok := t.get(k)
-	return ok
+	for i := t.home(k); ; i = (i + 1) & t.mask {
+		kk := t.keys[i]
+		if kk == k {
+			return true
+		}
+		if kk == 0 {
+			return false
+		}
+	}
 }
 
 // put stores v for k, replacing any previous value.
@@ -67,13 +71,13 @@ func (t *table) put(k uint64, v int32) {
 		t.grow()
 	}
 	for i := t.home(k); ; i = (i + 1) & t.mask {
-		e := &t.ents[i]
-		if e.key == k {
-			e.val = v
+		kk := t.keys[i]
+		if kk == k {
+			t.vals[i] = v
 			return
 		}
-		if e.key == 0 {
-			e.key, e.val = k, v
+		if kk == 0 {
+			t.keys[i], t.vals[i] = k, v
 			t.n++
 			return
 		}
@@ -86,10 +90,10 @@ func (t *table) insertNew(k uint64, v int32) {
 		t.grow()
 	}
 	i := t.home(k)
-	for t.ents[i].key != 0 {
+	for t.keys[i] != 0 {
 		i = (i + 1) & t.mask
 	}
-	t.ents[i] = entry{key: k, val: v}
+	t.keys[i], t.vals[i] = k, v
 	t.n++
 }
 
@@ -98,7 +102,7 @@ func (t *table) insertNew(k uint64, v int32) {
 func (t *table) del(k uint64) {
 	i := t.home(k)
 	for {
-		kk := t.ents[i].key
+		kk := t.keys[i]
 		if kk == 0 {
 			return
 		}
@@ -113,24 +117,24 @@ func (t *table) del(k uint64) {
 	j := i
 	for {
 		j = (j + 1) & t.mask
-		e := t.ents[j]
-		if e.key == 0 {
+		kj := t.keys[j]
+		if kj == 0 {
 			break
 		}
-		if (j-t.home(e.key))&t.mask >= (j-i)&t.mask {
-			t.ents[i] = e
+		if (j-t.home(kj))&t.mask >= (j-i)&t.mask {
+			t.keys[i], t.vals[i] = kj, t.vals[j]
 			i = j
 		}
 	}
-	t.ents[i] = entry{}
+	t.keys[i] = 0
 }
 
 func (t *table) grow() {
-	old := t.ents
-	*t = makeTable(2*len(old), t.loadShift)
-	for _, e := range old {
-		if e.key != 0 {
-			t.put(e.key, e.val)
+	oldK, oldV := t.keys, t.vals
+	*t = makeTable(2*len(oldK), t.loadShift)
+	for i, k := range oldK {
+		if k != 0 {
+			t.insertNew(k, oldV[i])
 		}
 	}
 }

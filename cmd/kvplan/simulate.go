@@ -128,10 +128,9 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := sim.Config{
-		Workers: workers, CapacityBlocks: slots / blockSize, BlockSize: blockSize, Seed: c.Uint64("seed"),
-		PrefillLoadScale: c.Float64("prefill-load-scale"), OverlapCredit: c.Float64("overlap-credit"), Concurrency: conc,
-	}
+	cfg := sim.DefaultConfig() // ExplicitZero: --overlap-credit 0 means 0
+	cfg.Workers, cfg.CapacityBlocks, cfg.BlockSize, cfg.Seed = workers, slots/blockSize, blockSize, c.Uint64("seed")
+	cfg.PrefillLoadScale, cfg.OverlapCredit, cfg.Concurrency = c.Float64("prefill-load-scale"), c.Float64("overlap-credit"), conc
 	if cfg.CapacityBlocks < 1 {
 		return fmt.Errorf("--kv-slots %d is less than one block of %d tokens", slots, blockSize)
 	}
