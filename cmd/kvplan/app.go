@@ -86,9 +86,15 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Name:  "kvplan",
 		Usage: "predict KV sizes, disaggregation, memory and routing of an LLM-serving deployment before you deploy it",
 		Description: `kvplan answers, from a catalog of models, links and GPUs:
-   how many bytes of KV a token and a request cost      kvplan kv --model qwen3-8b --tokens 8000
-   whether splitting prefill and decode pays off        kvplan disagg --model qwen3-0.6b --link 1gbe
-   how the catalog looks                                kvplan models list
+   how many bytes of KV a token and a request cost   kvplan kv --model qwen3-8b --tokens 8000
+   whether splitting prefill and decode pays off     kvplan disagg --model qwen3-0.6b --link 1gbe
+   KV slots per worker, host-memory headroom         kvplan memory --model qwen3-0.6b --gpu l4 --limit 8Gi --kv-buffer cpu
+   whether the prefix working set fits, per policy   kvplan route --workers 2 --kv-slots 14816 --prefixes 12
+   hit rates of each router on a real trace          kvplan simulate --trace trace.jsonl --workers 8 --kv-slots 200000
+   whether a deployment plan will work (CI)          kvplan check plan.toml -o github
+   what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list
+
+   Every command takes -o table|json|markdown, --catalog DIR and --explain.
 
 ` + exitCodesHelp,
 		Writer:    stdout,
