@@ -110,11 +110,11 @@ func listModels(cat *catalog.Catalog) *report.Doc {
 	for _, m := range cat.Models {
 		d := describeModel(m)
 		js = append(js, d)
-		rows = append(rows, []string{m.Name, params(m), m.WeightDtype, layoutString(m), fmt.Sprintf("%d", d.KVBytesPerToken), m.KVDtype})
+		rows = append(rows, []string{m.Name, params(m), m.WeightDtype, layoutString(m), bytesWithExact(d.KVBytesPerToken), m.KVDtype})
 	}
 	return &report.Doc{
 		Title:    fmt.Sprintf("%d models", len(rows)),
-		Sections: []report.Section{{Header: []string{"name", "params", "weights", "attention layers", "KV B/token", "KV dtype"}, Rows: rows}},
+		Sections: []report.Section{{Header: []string{"name", "params", "weights", "attention layers", "KV per token", "KV dtype"}, Rows: rows}},
 		JSON:     js,
 	}
 }
