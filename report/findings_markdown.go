@@ -27,13 +27,13 @@ func WriteCheckMarkdown(w io.Writer, r *CheckResult) error {
 			if f.Field != "" {
 				where += " `" + f.Field + "`"
 			}
-			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", mdSeverity(f.Severity), mdCell(ruleLabel(f)), mdCell(where), mdCell(f.Message), mdCell(f.Fix))
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", mdSeverity(f.Severity), MarkdownEscape(ruleLabel(f)), MarkdownEscape(where), MarkdownEscape(f.Message), MarkdownEscape(f.Fix))
 		}
 	}
 	if len(r.Figures) > 0 {
 		b.WriteString("\n<details><summary>Key figures</summary>\n\n| Figure | Value |\n|---|---|\n")
 		for _, fg := range r.Figures {
-			fmt.Fprintf(&b, "| %s | %s |\n", mdCell(fg.Name), mdCell(FormatFigure(fg)))
+			fmt.Fprintf(&b, "| %s | %s |\n", MarkdownEscape(fg.Name), MarkdownEscape(FormatFigure(fg)))
 		}
 		b.WriteString("\n</details>\n")
 	}
@@ -49,9 +49,4 @@ func mdSeverity(s rules.Severity) string {
 		return "⚠️ warn"
 	}
 	return "ℹ️ " + string(s)
-}
-
-// mdCell makes text safe inside a table cell: pipes escaped, newlines as <br>.
-func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\r", "", "\n", "<br>", "<", "&lt;", ">", "&gt;").Replace(s)
 }

@@ -35,7 +35,9 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 			}
 			rows = append(rows, []string{string(f.Severity), ruleLabel(f), line, text})
 		}
-		if err := writeCheckTable(w, []string{"SEVERITY", "RULE", "LINE", "FINDING"}, rows, checkTableWidth, findingColumnWidths); err != nil {
+		if err := writeTable(w, []string{"SEVERITY", "RULE", "LINE", "FINDING"}, rows,
+			tablewriter.WithMaxWidth(checkTableWidth), tablewriter.WithRowAutoWrap(tw.WrapNormal),
+			tablewriter.WithColumnWidths(findingColumnWidths)); err != nil {
 			return err
 		}
 	}
@@ -49,30 +51,8 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 	for _, fg := range r.Figures {
 		rows = append(rows, []string{fg.Name, FormatFigure(fg)})
 	}
-	return writeCheckTable(w, []string{"FIGURE", "VALUE"}, rows, 0, nil)
+	return writeTable(w, []string{"FIGURE", "VALUE"}, rows)
 }
 
 // findingColumnWidths give the finding text most of the width.
 var findingColumnWidths = tw.NewMapper[int, int]().Set(0, 10).Set(1, 40).Set(2, 6).Set(3, 64)
-
-func writeCheckTable(w io.Writer, header []string, rows [][]string, maxWidth int, widths tw.Mapper[int, int]) error {
-	opts := []tablewriter.Option{
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	}
-	if maxWidth > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(maxWidth), tablewriter.WithRowAutoWrap(tw.WrapNormal))
-	}
-	if widths != nil {
-		opts = append(opts, tablewriter.WithColumnWidths(widths))
-	}
-	t := tablewriter.NewTable(w, opts...)
-	t.Header(header)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}

@@ -50,8 +50,10 @@ func escapeAll(cells []string) []string {
 	return out
 }
 
-// MarkdownEscape makes text safe inside a markdown table cell.
+// MarkdownEscape makes text safe inside a markdown table cell: pipes
+// escaped, newlines as <br>, angle brackets as entities.
 func MarkdownEscape(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
+	return cellEscaper.Replace(s)
 }
+
+var cellEscaper = strings.NewReplacer("|", `\|`, "\r", "", "\n", "<br>", "<", "&lt;", ">", "&gt;")

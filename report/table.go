@@ -35,13 +35,15 @@ func renderTable(w io.Writer, doc *Doc) error {
 	return nil
 }
 
-// writeTable renders one bordered table, left-aligned, header as given.
-func writeTable(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
+// writeTable renders one bordered table, left-aligned, header as given;
+// extra options (widths, wrapping) come after the defaults.
+func writeTable(w io.Writer, header []string, rows [][]string, extra ...tablewriter.Option) error {
+	opts := append([]tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
+	}, extra...)
+	t := tablewriter.NewTable(w, opts...)
 	if len(header) > 0 {
 		t.Header(header)
 	}
