@@ -199,13 +199,7 @@ message = "concurrency ${workload.concurrency}"
 
 func TestLayering(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeFile(t, dir, name, text) }
 	replace := write("replace.toml", `
 [extend]
 disable = ["itl-slo"]

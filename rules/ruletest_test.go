@@ -59,13 +59,7 @@ func TestRuleTestFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeFile(t, dir, name, text) }
 	f := write("a.expect.toml", `
 must_fire = ["ttft-slo"]
 must_not_fire = ["kv-router-without-events"]
@@ -96,4 +90,14 @@ disagg.same_gpu = true
 			t.Errorf("%s: got %v\nwant %s", name, err, c.want)
 		}
 	}
+}
+
+// writeFile writes text to dir/name and returns the path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -83,10 +83,9 @@ func runRoute(c *cli.Context) error {
 			return err
 		}
 	}
-	if !c.Bool("explain") {
-		p.Derivation = nil
-	}
-	return emit(c, routeDoc(out), p.Derivation)
+	doc := routeDoc(out)
+	doc.JSON = jsonWithExplain(c, out, &p.Derivation)
+	return emit(c, doc, p.Derivation)
 }
 
 func routeDoc(r routeJSON) *report.Doc {
