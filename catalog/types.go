@@ -82,19 +82,45 @@ type Link struct {
 }
 
 // GPU is one accelerator model.
+//
+// Peak figures are dense (no sparsity), per GPU. A dtype whose peak is 0 has
+// no tensor-core path of its own on this GPU: the engine model runs it at the
+// next wider dtype that has one (fp4 → fp8 → bf16), and says so.
 type GPU struct {
-	Name            string   `toml:"name" json:"name,omitempty"`
-	Aliases         []string `toml:"aliases" json:"aliases,omitempty"`
-	Description     string   `toml:"description" json:"description,omitempty"`
-	Memory          string   `toml:"memory" json:"memory,omitempty"`                     // total memory as the driver reports it: "81559MiB"
-	BF16TFLOPS      float64  `toml:"bf16_tflops" json:"bf16_tflops,omitempty"`           // dense bf16 tensor TFLOP/s
-	MemoryBandwidth string   `toml:"memory_bandwidth" json:"memory_bandwidth,omitempty"` // "3.35TB/s"
-	PrefillMFU      float64  `toml:"prefill_mfu" json:"prefill_mfu,omitempty"`           // fraction of BF16TFLOPS a prefill reaches, in (0, 1]
-	USDPerHour      float64  `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`         // on-demand price of one GPU
-	Source          string   `toml:"source" json:"source,omitempty"`
+	Name        string   `toml:"name" json:"name,omitempty"`
+	Aliases     []string `toml:"aliases" json:"aliases,omitempty"`
+	Description string   `toml:"description" json:"description,omitempty"`
+	Arch        string   `toml:"arch" json:"arch,omitempty"` // ampere, ada, hopper, blackwell, cdna3, volta, turing
 
-	MemoryBytes          int64   `toml:"-" json:"memory_bytes"`
-	MemoryBandwidthBytes float64 `toml:"-" json:"memory_bandwidth_bytes_per_s"`
-	File                 string  `toml:"-" json:"-"`
-	Line                 int     `toml:"-" json:"-"`
+	Memory     string `toml:"memory" json:"memory,omitempty"`           // total memory as nvidia-smi / rocm-smi reports it: "81559MiB"
+	CUDAMemory string `toml:"cuda_memory" json:"cuda_memory,omitempty"` // total as CUDA reports it (torch.cuda.mem_get_info), what engines multiply by the utilization; "" = Memory
+
+	BF16TFLOPS float64 `toml:"bf16_tflops" json:"bf16_tflops,omitempty"` // dense bf16 tensor TFLOP/s (fp16 figure where the GPU has no bf16)
+	FP16TFLOPS float64 `toml:"fp16_tflops" json:"fp16_tflops,omitempty"` // dense fp16 tensor TFLOP/s; 0 = bf16_tflops
+	FP8TFLOPS  float64 `toml:"fp8_tflops" json:"fp8_tflops,omitempty"`   // dense fp8 tensor TFLOP/s; 0 = no fp8 tensor cores
+	FP4TFLOPS  float64 `toml:"fp4_tflops" json:"fp4_tflops,omitempty"`   // dense fp4 (nvfp4 / mxfp4) tensor TFLOP/s; 0 = none
+	INT8TOPS   float64 `toml:"int8_tops" json:"int8_tops,omitempty"`     // dense int8 tensor TOP/s; 0 = none
+
+	MemoryBandwidth string `toml:"memory_bandwidth" json:"memory_bandwidth,omitempty"` // "3.35TB/s"
+	// Interconnect between GPUs of one node, what tensor-parallel all-reduces use.
+	Interconnect          string `toml:"interconnect" json:"interconnect,omitempty"`                     // nvlink3, nvlink4, nvlink5, pcie3, pcie4, pcie5, infinity-fabric
+	InterconnectBandwidth string `toml:"interconnect_bandwidth" json:"interconnect_bandwidth,omitempty"` // per GPU, one direction: "450GB/s"
+
+	PrefillMFU float64 `toml:"prefill_mfu" json:"prefill_mfu,omitempty"` // fraction of BF16TFLOPS a prefill reaches, in (0, 1]; optional, superseded by the engine model
+
+	USDPerHour     float64 `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`           // on-demand price of one GPU-hour; 0 = unknown
+	USDPerHourSpot float64 `toml:"usd_per_hour_spot" json:"usd_per_hour_spot,omitempty"` // a spot price sample; 0 = unknown
+	PriceSource    string  `toml:"price_source" json:"price_source,omitempty"`           // where the prices come from
+
+	Source string `toml:"source" json:"source,omitempty"`
+
+	MemoryBytes                int64   `toml:"-" json:"memory_bytes"`
+	CUDAMemoryBytes            int64   `toml:"-" json:"cuda_memory_bytes"` // CUDAMemory parsed, or MemoryBytes
+	MemoryBandwidthBytes       float64 `toml:"-" json:"memory_bandwidth_bytes_per_s"`
+	InterconnectBandwidthBytes float64 `toml:"-" json:"interconnect_bandwidth_bytes_per_s,omitempty"`
+	File                       string  `toml:"-" json:"-"`
+	Line                       int     `toml:"-" json:"-"`
 }
+
+// PriceKnown reports whether the catalog has an on-demand price for g.
+func (g *GPU) PriceKnown() bool { return g.USDPerHour > 0 }

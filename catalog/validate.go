@@ -146,17 +146,45 @@ func (g *GPU) validate() []fieldErr {
 	} else if g.MemoryBytes <= 0 {
 		add("memory", "must be > 0")
 	}
-	if g.BF16TFLOPS <= 0 {
+	g.CUDAMemoryBytes = g.MemoryBytes
+	if g.CUDAMemory != "" {
+		if g.CUDAMemoryBytes, err = units.ParseBytes(g.CUDAMemory); err != nil {
+			add("cuda_memory", "%v", err)
+		} else if g.CUDAMemoryBytes <= 0 || g.CUDAMemoryBytes > g.MemoryBytes {
+			add("cuda_memory", "must be > 0 and at most memory %s (CUDA sees a little less than nvidia-smi)", g.Memory)
+		}
+	}
+	if !(g.BF16TFLOPS > 0) {
 		add("bf16_tflops", "must be > 0 (got %g)", g.BF16TFLOPS)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"fp16_tflops", g.FP16TFLOPS}, {"fp8_tflops", g.FP8TFLOPS}, {"fp4_tflops", g.FP4TFLOPS}, {"int8_tops", g.INT8TOPS}} {
+		if !(f.v >= 0) {
+			add(f.name, "must be >= 0 (got %g; 0 = none)", f.v)
+		}
 	}
 	if g.MemoryBandwidthBytes, err = units.ParseRate(g.MemoryBandwidth); err != nil {
 		add("memory_bandwidth", "%v", err)
+	} else if !(g.MemoryBandwidthBytes > 0) {
+		add("memory_bandwidth", "must be > 0")
 	}
-	if g.PrefillMFU <= 0 || g.PrefillMFU > 1 {
+	if g.InterconnectBandwidth != "" {
+		if g.InterconnectBandwidthBytes, err = units.ParseRate(g.InterconnectBandwidth); err != nil {
+			add("interconnect_bandwidth", "%v", err)
+		} else if !(g.InterconnectBandwidthBytes > 0) {
+			add("interconnect_bandwidth", "must be > 0")
+		}
+	}
+	if g.PrefillMFU != 0 && !(g.PrefillMFU > 0 && g.PrefillMFU <= 1) {
 		add("prefill_mfu", "must be in (0, 1] (got %g)", g.PrefillMFU)
 	}
-	if g.USDPerHour < 0 {
-		add("usd_per_hour", "must be >= 0 (got %g)", g.USDPerHour)
+	if !(g.USDPerHour >= 0) {
+		add("usd_per_hour", "must be >= 0 (got %g; 0 = unknown)", g.USDPerHour)
+	}
+	if !(g.USDPerHourSpot >= 0) {
+		add("usd_per_hour_spot", "must be >= 0 (got %g; 0 = unknown)", g.USDPerHourSpot)
 	}
 	return errs
 }
