@@ -207,6 +207,19 @@ func (p *Plan) validate() []*tomlpos.Error {
 				pl.MemoryLimitBytes = b
 			}
 		}
+		if c.has(f("tp")) && pl.TP < 1 {
+			c.add(f("tp"), "%d is not accepted: want 1 or more tensor-parallel ranks, or leave it out for model.tp", pl.TP)
+		}
+		c.nonNegative(f("max_num_seqs"), pl.MaxNumSeqs)
+		c.nonNegative(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens)
+		if c.has(f("cpu_offload_cache")) {
+			b, err := units.ParseQuantity(pl.CPUOffloadCache)
+			if err != nil {
+				c.add(f("cpu_offload_cache"), "%v", err)
+			} else {
+				pl.CPUOffloadCacheBytes = b
+			}
+		}
 		if pl.KVBufferDevice == "" {
 			pl.KVBufferDevice = BufferGPU
 		} else {

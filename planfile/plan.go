@@ -62,6 +62,9 @@ type Model struct {
 	Config  string `toml:"config"`   // path to a config.json, relative to the plan file
 	KVDtype string `toml:"kv_dtype"` // KV cache dtype: bf16, fp16, fp8, int8; "" = the model's
 	TP      int    `toml:"tp"`       // tensor-parallel ranks per worker; 0 in the file means 1
+	// WeightDtype overrides the catalog's weight dtype (a quantized checkpoint
+	// of the same architecture): bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp32; "" = the model's.
+	WeightDtype string `toml:"weight_dtype"`
 }
 
 // Workload is the traffic the deployment serves.
@@ -88,8 +91,21 @@ type Pool struct {
 	MemoryLimit          string  `toml:"memory_limit"`           // container memory limit, Kubernetes quantity
 	KVBufferDevice       string  `toml:"kv_buffer_device"`       // cpu or gpu; absent = gpu
 	SharesGPUWith        string  `toml:"shares_gpu_with"`        // name of another pool on the same GPU
+	TP                   int     `toml:"tp"`                     // tensor-parallel ranks of this pool's workers; 0 = model.tp
+	MaxNumSeqs           int     `toml:"max_num_seqs"`           // engine's --max-num-seqs; 0 = the engine's default
+	MaxNumBatchedTokens  int     `toml:"max_num_batched_tokens"` // engine's --max-num-batched-tokens; 0 = the engine's default
+	CPUOffloadCache      string  `toml:"cpu_offload_cache"`      // host memory of a CPU KV offload cache (KVBM DYN_KVBM_CPU_CACHE_GB, LMCache cpuOffloadingBufferSize); size
 
-	MemoryLimitBytes int64 `toml:"-"` // MemoryLimit in bytes; 0 = no limit
+	MemoryLimitBytes     int64 `toml:"-"` // MemoryLimit in bytes; 0 = no limit
+	CPUOffloadCacheBytes int64 `toml:"-"` // CPUOffloadCache in bytes; 0 = none
+}
+
+// PoolTP returns the tensor parallelism of a pool: its own tp, or the model's.
+func (p *Plan) PoolTP(pl *Pool) int {
+	if pl != nil && pl.TP > 0 {
+		return pl.TP
+	}
+	return max(1, p.Model.TP)
 }
 
 // Link is the network between prefill and decode workers: a catalog name or
@@ -117,9 +133,10 @@ type Transport struct {
 
 // Runtime is the software the workers run.
 type Runtime struct {
-	Engine string `toml:"engine"` // e.g. "vllm"
-	CUDA   string `toml:"cuda"`   // CUDA build of the engine, "major.minor": "12.9", "13.0"
-	Driver string `toml:"driver"` // NVIDIA driver version of the nodes: "570.133"
+	Engine        string `toml:"engine"`         // vllm, sglang or trtllm; "" = vllm
+	EngineVersion string `toml:"engine_version"` // e.g. "0.19.0"; "" = the newest the catalog knows
+	CUDA          string `toml:"cuda"`           // CUDA build of the engine, "major.minor": "12.9", "13.0"
+	Driver        string `toml:"driver"`         // NVIDIA driver version of the nodes: "570.133"
 }
 
 // SLO holds the service-level objectives; 0 means none.
