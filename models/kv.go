@@ -1,6 +1,6 @@
 // Package models computes what follows from a model's architecture alone:
-// KV bytes per token and per request, weight bytes and prefill FLOPs. It also
-// imports Hugging Face config.json files into catalog entries.
+// KV bytes per token and per request, weight bytes and prefill FLOPs. The
+// Hugging Face config.json import lives in models/hfimport.
 package models
 
 import (
