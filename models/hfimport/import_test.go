@@ -377,6 +377,18 @@ func TestImportErrors(t *testing.T) {
 		{"absurd size", llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 100000`),
 			"config.json:4:3: num_hidden_layers: with these dimensions the model would have more than 10^15 parameters; check the config"},
 		{"MLA without rope dim", llama(`"kv_lora_rank": 512`), "config.json: qk_rope_head_dim: missing"},
+		{"duplicate key", strings.Replace(llama(`"num_hidden_layers": 2`), `"vocab_size": 1000`, `"num_hidden_layers": 4`, 1),
+			"config.json:6:3: num_hidden_layers: appears twice in the same object (first on line 2); JSON readers keep only one of them, so say which you mean"},
+		{"duplicate nested key", llama(`"quantization_config": {"quant_method": "fp8",` + "\n" + `  "quant_method": "awq"}`),
+			"config.json:3:3: quantization_config.quant_method: appears twice in the same object (first on line 2); JSON readers keep only one of them, so say which you mean"},
+		{"Infinity where a number is needed", llama(`"num_hidden_layers": Infinity`),
+			"config.json:2:3: num_hidden_layers: is the non-finite number Infinity; expected an integer"},
+		{"NaN where a string is needed", llama(`"torch_dtype": NaN`),
+			"config.json:2:3: torch_dtype: is the non-finite number NaN; expected a string"},
+		{"Infinity after it on the line", llama(`"time_step_limit": [0.0, -Infinity], "head_dim": "x"`),
+			"config.json:2:40: head_dim: is a string; expected an integer"},
+		{"bare word", llama(`"time_step_limit": Infinite`), "config.json:2:22: JSON syntax: invalid character 'I' looking for beginning of value"},
+		{"invalid UTF-8", llama(`"architectures": ["Caf` + "\xe9" + `"]`), "config.json:2:25: invalid UTF-8 (byte 0xe9); a config.json must be UTF-8 text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
