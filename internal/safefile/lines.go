@@ -31,9 +31,9 @@ var ErrLineTooLong = errors.New("line too long")
 // A trace reader should also cap what one line may hold (hash ids per
 // request) after decoding it, or before, with bytes.Count(line, ",").
 type LineReader struct {
-	br      *bufio.Reader
-	max     int
-	line    int
+	br   *bufio.Reader
+	max  int
+	line int
 }
 
 // NewLineReader reads r; lines longer than maxLine bytes (without the line
