@@ -5,8 +5,8 @@ import (
 	"os"
 
 	"github.com/kvplan/kvplan/catalog"
-	"github.com/kvplan/kvplan/internal/tomlpos"
 	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/models/hfimport"
 	"github.com/kvplan/kvplan/planfile"
 )
 
@@ -71,9 +71,7 @@ type RoutingFigures struct {
 // PlanDeployment resolves a plan file against the catalog and computes every
 // figure the rules use. Unknown names are errors at the plan file's line.
 func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error) {
-	at := func(field string, err error) error {
-		return &tomlpos.Error{File: p.Path, Line: p.Line(field), Field: field, Msg: err.Error()}
-	}
+	at := p.FieldError // errors at the field's place in the plan file or manifest
 	dep := &Deployment{Plan: p}
 	var err error
 	if p.Model.Name != "" {
@@ -85,7 +83,7 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		if err != nil {
 			return nil, at("model.config", err)
 		}
-		if dep.Model, _, err = models.ImportConfig(data, p.ConfigPath(), ""); err != nil {
+		if dep.Model, _, err = hfimport.ImportConfig(data, p.ConfigPath(), ""); err != nil {
 			return nil, err
 		}
 	}
