@@ -107,7 +107,9 @@ func (c *cache) match(ids []uint64) int {
 func (c *cache) acquire(ids []uint64, extra int, pins []int32) (overlap int, granted int, out []int32) {
 	overlap = len(ids)
 	for i, id := range ids {
-		if s, ok := c.index.get(id); ok {
+		at, ok := c.index.find(id)
+		if ok {
+			s := c.index.vals[at]
 			c.pin(s)
 			pins = append(pins, s)
 			continue
@@ -118,23 +120,30 @@ func (c *cache) acquire(ids []uint64, extra int, pins []int32) (overlap int, gra
 		var s int32
 		if c.capacity > 0 && c.stored+c.scratch >= c.capacity {
 			// Full: the LRU block's slot takes the new block (evict and
-			// alloc in one).
+			// alloc in one). The new id goes where its probe ended before
+			// the old one is deleted, whose shifting keeps both in place.
 			s = c.lruHead
 			if s == nilSlot {
 				c.overflow++
 				continue
 			}
 			c.unlink(s)
-			if old := c.slots[s].id; old != 0 {
+			old := c.slots[s].id
+			c.index.setAt(at, id, s)
+			if old != 0 {
 				c.index.del(old)
 			}
 			c.evictions++
 		} else {
-			s = c.alloc()
+			s = c.alloc() // not full: nothing is evicted, at stays valid
 			c.stored++
+			if c.index.n < c.index.limit {
+				c.index.setAt(at, id, s)
+			} else {
+				c.index.insertNew(id, s) // grows
+			}
 		}
 		c.slots[s] = slot{id: id, prev: nilSlot, next: nilSlot, ref: 1}
-		c.index.insertNew(id, s)
 		c.pinned++
 		pins = append(pins, s)
 	}

@@ -44,7 +44,8 @@ type Result struct {
 	// bound, short by at most this many.
 	RepeatUncertain int `json:"repeat_requests_uncertain"`
 	// ForgottenBlockIDs counts block ids the bounded history of seen blocks
-	// dropped (Config.SeenBlocks). While it is 0, RepeatedBlocks and the
+	// dropped (Config.SeenBlocks); an id met again after it was dropped, and
+	// dropped once more, counts twice. While it is 0, RepeatedBlocks and the
 	// hit classification are exact; beyond, RepeatedBlocks is a lower bound
 	// and a repeat's seen run may be short.
 	ForgottenBlockIDs int64 `json:"forgotten_block_ids"`

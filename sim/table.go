@@ -52,6 +52,29 @@ func (t *table) get(k uint64) (int32, bool) {
 	}
 }
 
+// find returns k's position and true, or the empty position where its
+// probe ended and false; setAt can fill that position if the table has not
+// changed since.
+func (t *table) find(k uint64) (uint64, bool) {
+	for i := t.home(k); ; i = (i + 1) & t.mask {
+		kk := t.keys[i]
+		if kk == k {
+			return i, true
+		}
+		if kk == 0 {
+			return i, false
+		}
+	}
+}
+
+// setAt stores v for k, absent, at position i from find. It does not grow
+// the table: a caller that adds a key this way (not replacing one it then
+// deletes) checks the load first.
+func (t *table) setAt(i, k uint64, v int32) {
+	t.keys[i], t.vals[i] = k, v
+	t.n++
+}
+
 // has reports whether k is present.
 func (t *table) has(k uint64) bool {
 	for i := t.home(k); ; i = (i + 1) & t.mask {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -22,7 +23,8 @@ func simFlags() []cli.Flag {
 		&cli.StringFlag{Name: "policy", Aliases: []string{"p"}, Value: "all", Usage: "routing policy: all, or a comma-separated list of " + strings.Join(sim.Policies(), ", ")},
 		&cli.IntFlag{Name: "block-size", Usage: "KV block size in tokens (default 16; a trace's own 512 with --trace)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the random policy and the synthetic shuffle"},
-		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "requests in flight (default: 1 for synthetic workloads, the trace's timestamps for traces)"},
+		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "closed loop: this many clients, each sending its next request when the last ends (default: 1 for synthetic workloads, the trace's timestamps for traces)"},
+		&cli.Float64Flag{Name: "rate", Usage: "open loop: Poisson arrivals at this many requests/s (seeded with --seed), instead of the trace's timestamps"},
 		&cli.Float64Flag{Name: "prefill-load-scale", Value: 1, Usage: "kv-aware cost: weight of new prefill blocks (Dynamo default 1)"},
 		&cli.Float64Flag{Name: "overlap-credit", Value: 1, Usage: "kv-aware cost: blocks credited to an overlap (Dynamo default 1)"},
 	}
@@ -120,7 +122,7 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	conc, err := positive(c, "concurrency", true)
+	conc, rate, err := simLoad(c)
 	if err != nil {
 		return err
 	}
@@ -130,7 +132,7 @@ func runSimulate(c *cli.Context) error {
 	}
 	cfg := sim.DefaultConfig() // ExplicitZero: --overlap-credit 0 means 0
 	cfg.Workers, cfg.CapacityBlocks, cfg.BlockSize, cfg.Seed = workers, slots/blockSize, blockSize, c.Uint64("seed")
-	cfg.PrefillLoadScale, cfg.OverlapCredit, cfg.Concurrency = c.Float64("prefill-load-scale"), c.Float64("overlap-credit"), conc
+	cfg.PrefillLoadScale, cfg.OverlapCredit, cfg.Concurrency, cfg.RatePerS = c.Float64("prefill-load-scale"), c.Float64("overlap-credit"), conc, rate
 	if cfg.CapacityBlocks < 1 {
 		return fmt.Errorf("--kv-slots %d is less than one block of %d tokens", slots, blockSize)
 	}
@@ -146,6 +148,26 @@ func runSimulate(c *cli.Context) error {
 	out := simulateJSON{Workload: name, Workers: workers, KVSlots: slots, KVSlotsSource: slotsFrom, BlockSize: blockSize,
 		CapacityBlocks: cfg.CapacityBlocks, Seed: cfg.Seed, Policies: results}
 	return emit(c, simulateDoc(out), nil)
+}
+
+// simLoad reads --concurrency and --rate: at most one, and each, when given,
+// a positive number.
+func simLoad(c *cli.Context) (conc int, rate float64, err error) {
+	if c.IsSet("concurrency") {
+		if conc, err = positive(c, "concurrency", false); err != nil {
+			return 0, 0, fmt.Errorf("%w (clients of a closed loop; leave it out to follow the trace's timestamps)", err)
+		}
+	}
+	if c.IsSet("rate") {
+		rate = c.Float64("rate")
+		if !(rate > 0) || math.IsInf(rate, 0) {
+			return 0, 0, fmt.Errorf("--rate %g: want a finite number of requests/s above 0, e.g. --rate 2.5", rate)
+		}
+		if conc > 0 {
+			return 0, 0, fmt.Errorf("--rate and --concurrency: give one load, an open-loop rate or a closed-loop number of clients")
+		}
+	}
+	return conc, rate, nil
 }
 
 // progress returns a bar on stderr when it is a terminal and the run is long.
@@ -189,10 +211,17 @@ func simulateDoc(s simulateJSON) *report.Doc {
 		},
 		JSON: s,
 	}
-	for _, r := range s.Policies {
+	if len(s.Policies) > 0 {
+		// Workload figures, the same for every policy.
+		r := s.Policies[0]
 		if r.SkippedLines > 0 {
 			doc.Notes = append(doc.Notes, fmt.Sprintf("%d malformed trace lines were skipped (--skip-bad-lines).", r.SkippedLines))
-			break
+		}
+		if r.RepeatUncertain > 0 {
+			doc.Notes = append(doc.Notes, fmt.Sprintf("repeats are a lower bound: %d requests counted as new may be repeats (more distinct prompts than the exact record of first blocks holds).", r.RepeatUncertain))
+		}
+		if r.ForgottenBlockIDs > 0 {
+			doc.Notes = append(doc.Notes, fmt.Sprintf("the bounded history of seen blocks forgot %d block ids: repeated blocks are a lower bound and a hit compares against a possibly short run of seen blocks.", r.ForgottenBlockIDs))
 		}
 	}
 	return doc

@@ -16,6 +16,8 @@ func TestSimulateGolden(t *testing.T) {
 		// The router experiment of FACTS §5 (the simulate issue's acceptance command).
 		{"simulate-synthetic.json", []string{"simulate", "--synthetic", "12x1500x6", "--tail-tokens", "24", "--workers", "2", "--kv-slots", "14816", "--policy", "all", "-o", "json"}},
 		{"simulate-synthetic.table", []string{"simulate", "--synthetic", "12x1500x6", "--workers", "2", "--kv-slots", "14816"}},
+		// An open loop: Poisson arrivals at 2/s, each request 2.6 s of service, so about 5 in flight.
+		{"simulate-rate.table", []string{"simulate", "--synthetic", "12x1500x6", "--workers", "2", "--kv-slots", "14816", "--rate", "2"}},
 		{"simulate-trace.md", []string{"simulate", "--trace", excerpt, "--workers", "4", "--kv-slots", "200000", "--policy", "kv-aware,round-robin", "-o", "markdown"}},
 		{"simulate-gpu.table", []string{"simulate", "--synthetic", "12x1500x6", "--workers", "2", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096"}},
 		{"route.table", []string{"route", "--workers", "2", "--kv-slots", "14816", "--prefixes", "12", "--prefix-tokens", "1500", "--repeats", "6", "--simulate"}},
@@ -124,6 +126,13 @@ func TestSimulateBadInput(t *testing.T) {
 		{"malformed line", []string{"simulate", "--trace", "../../testdata/sim/bad_lines.jsonl", "--kv-slots", "100000"}, "bad_lines.jsonl:"},
 		{"missing trace", []string{"simulate", "--trace", "/nonexistent.jsonl", "--kv-slots", "100000"}, "--trace"},
 		{"zero workers", []string{"route", "--workers", "0", "--kv-slots", "100"}, "--workers 0: must be > 0"},
+		{"simulate zero workers", []string{"simulate", "--synthetic", "2x64x2", "--workers", "0", "--kv-slots", "100"}, "--workers 0: must be > 0"},
+		{"zero concurrency", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--concurrency", "0"}, "--concurrency 0: must be > 0"},
+		{"negative concurrency", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--concurrency", "-3"}, "--concurrency -3: must be > 0"},
+		{"zero rate", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--rate", "0"}, "--rate 0: want a finite number of requests/s above 0"},
+		{"NaN rate", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--rate", "NaN"}, "--rate NaN"},
+		{"negative rate", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--rate", "-1"}, "--rate -1"},
+		{"rate and concurrency", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--rate", "2", "--concurrency", "2"}, "give one load"},
 		{"slots and gpu", []string{"route", "--kv-slots", "100", "--gpu", "l4"}, "not both"},
 	}
 	for _, c := range cases {
