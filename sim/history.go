@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/bits"
+	"runtime/debug"
 	"sync"
 )
 
@@ -416,4 +417,20 @@ func (t *idTable) reserve(n int) {
 			copy(t.pay[p*pb:(p+1)*pb], oldP[i*pb:(i+1)*pb])
 		}
 	}
+	if size >= returnAfterSlots {
+		oldK, oldP = nil, nil
+		returnGarbage()
+	}
 }
+
+// returnAfterSlots is the table size from which growing it hands the old
+// arrays back to the operating system at once: a doubling leaves the old
+// table as garbage, as large as half the new one, and left to the garbage
+// collector's pace the heap may reach twice what is live before it is
+// collected. Tables of seen blocks are the simulator's largest structures
+// and double only a few times (log2 of their size), so forcing a collection
+// then costs milliseconds and keeps the resident set near what is live.
+const returnAfterSlots = 1 << 20 // 8 MiB of keys
+
+// returnGarbage collects and returns freed memory to the operating system.
+var returnGarbage = debug.FreeOSMemory
