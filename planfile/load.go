@@ -75,6 +75,12 @@ func (p *Plan) Line(field string) int {
 	return 0
 }
 
+// Has reports whether the plan file itself sets the dotted field (as opposed
+// to a default filled in by Load).
+func (p *Plan) Has(field string) bool {
+	return p != nil && p.index != nil && field != "" && p.index.Line(strings.Split(field, "."), 0) > 0
+}
+
 // ConfigPath returns model.config resolved against the plan file's folder.
 func (p *Plan) ConfigPath() string {
 	if p.Model.Config == "" || filepath.IsAbs(p.Model.Config) {

@@ -128,8 +128,27 @@ func (r *Rule) expandFields(env *Env) []string {
 // that line (usually (*planfile.Plan).Line) finds, falling back to the line
 // of its pool's table. Findings with no line keep 0.
 func ResolveLines(findings []Finding, line func(field string) int) {
+	ResolveLinesWritten(findings, nil, line)
+}
+
+// ResolveLinesWritten is ResolveLines that prefers the first of a finding's
+// Fields the plan writes itself (written, usually (*planfile.Plan).Has):
+// "pools.decode.tp" when the pool sets its tp, else "model.tp" when the model
+// does, before any field whose line falls back to its enclosing table.
+func ResolveLinesWritten(findings []Finding, written func(field string) bool, line func(field string) int) {
 	for i := range findings {
 		f := &findings[i]
+		if written != nil {
+			for _, fld := range f.Fields {
+				if l := line(fld); l > 0 && written(fld) {
+					f.Line, f.Field = l, fld
+					break
+				}
+			}
+			if f.Line > 0 {
+				continue
+			}
+		}
 		for _, fld := range f.Fields {
 			if l := line(fld); l > 0 {
 				f.Line, f.Field = l, fld

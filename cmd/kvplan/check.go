@@ -91,7 +91,7 @@ func runCheck(c *cli.Context) error {
 		return err
 	}
 	findings := set.Evaluate(rules.FromDeployment(dep))
-	rules.ResolveLines(findings, plan.Line)
+	rules.ResolveLinesWritten(findings, plan.Has, plan.Line)
 	res := report.NewCheckResult(plan.Path, set, findings, keyFigures(dep), failOn)
 	var buf bytes.Buffer
 	if err := report.WriteCheck(&buf, format, res); err != nil {

@@ -29,6 +29,7 @@ func TestCheckDoneWhen(t *testing.T) {
 	for _, want := range []string{
 		"::error file=../../examples/disagg-1gbe-no-events.toml,line=52,title=kv-router-without-events::",
 		"line=36,title=host-oom-staged-kv (prefill)::",
+		"line=23,title=kv-in-flight-exceeds-slots (prefill)::", // workload.concurrency
 		"title=disagg-transfer-exceeds-prefill::",
 		"title=ttft-slo::",
 	} {
@@ -43,10 +44,10 @@ func TestCheckDoneWhen(t *testing.T) {
 }
 
 func TestCheckFailOnAndDisable(t *testing.T) {
-	// Without the four deny rules only a warn and an info remain: pass on
+	// Without the five deny rules only a warn and an info remain: pass on
 	// deny, fail on warn.
 	args := []string{"check", examplePlan, "--disable", "kv-router-without-events", "--disable", "host-oom-staged-kv",
-		"--disable", "disagg-transfer-exceeds-prefill", "--disable", "ttft-slo"}
+		"--disable", "disagg-transfer-exceeds-prefill", "--disable", "ttft-slo", "--disable", "kv-in-flight-exceeds-slots"}
 	if _, errOut, code := kvplan(t, args...); code != ExitOK {
 		t.Fatalf("fail-on deny: exit %d: %s", code, errOut)
 	}

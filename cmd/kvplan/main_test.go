@@ -62,15 +62,17 @@ func TestGolden(t *testing.T) {
 		{"links.json", []string{"links", "list", "-o", "json"}},
 		{"gpus.md", []string{"gpus", "list", "-o", "markdown"}},
 		{"model-show.table", []string{"models", "show", "Qwen/Qwen3-0.6B"}},
+		// The OOM-killed prefill worker of FACTS §4: a deny-level finding, exit 1 like check.
 		{"memory.table", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "--limit", "3584Mi", "--kv-buffer", "cpu", "--concurrency", "4", "--input-tokens", "2371"}},
 		{"memory.json", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "-o", "json"}},
 		{"memory.md", []string{"memory", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4", "--max-model-len", "32768", "-o", "markdown", "--explain"}},
 	}
+	wantCode := map[string]int{"memory.table": ExitFindings} // the others exit 0
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out, errOut, code := kvplan(t, c.args...)
-			if code != ExitOK {
-				t.Fatalf("exit %d, stderr: %s", code, errOut)
+			if want := wantCode[c.name]; code != want {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, want, errOut)
 			}
 			golden(t, c.name, out)
 		})
@@ -142,8 +144,8 @@ func TestMemoryDoneWhen(t *testing.T) {
 	}
 	out, errOut, code = kvplan(t, "memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38",
 		"--enforce-eager", "--max-model-len", "4096", "--limit", "3584Mi", "--kv-buffer", "cpu", "--concurrency", "4", "--input-tokens", "2371", "-o", "json")
-	if code != ExitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
+	if code != ExitFindings { // an OOM-killed worker is a deny, as in check
+		t.Fatalf("exit %d, want %d: %s", code, ExitFindings, errOut)
 	}
 	var h struct {
 		Required int64 `json:"host_required_bytes"`
