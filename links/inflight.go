@@ -24,8 +24,8 @@ import (
 // On a link that is not shared, T = latency + s whatever N. The result is in
 // [0, clients]. It is a mean-field estimate: transfers are taken as spread
 // evenly over a request's life.
-func InFlightClosed(link *catalog.Link, bytes int64, clients int, otherMS float64) float64 {
-	c := float64(clients)
+func InFlightClosed(link *catalog.Link, bytes int64, clients, otherMS float64) float64 {
+	c := clients
 	a := link.LatencyMS
 	s := float64(bytes) / link.EffectiveBytesPerS * 1000
 	if otherMS+a+s <= 0 {

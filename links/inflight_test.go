@@ -58,7 +58,7 @@ func TestInFlightClosed(t *testing.T) {
 		name    string
 		link    *catalog.Link
 		bytes   int64
-		clients int
+		clients float64
 		otherMS float64
 		want    float64
 	}{

@@ -326,6 +326,7 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 			sc.RequestsInFlight = max(1, p.Workload.Concurrency)
 		}
 		sc.DecodeMS = float64(p.Workload.OutputTokens) * dec.ITLMS
+		sc.WorkerPairs = min(pre.Workers, dec.Workers)
 		dp, err := PlanDisagg(sc)
 		if err != nil {
 			return at("workload", err)

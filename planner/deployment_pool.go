@@ -142,7 +142,7 @@ func (dep *Deployment) kvInFlight(pp *PoolPlan) {
 	w, m := dep.Plan.Workload, pp.Memory
 	k := &pp.InFlight
 	bs := m.BlockSize
-	k.RequestBlocks = ceilDiv(max(1, w.InputTokens)+w.OutputTokens, bs)
+	k.RequestBlocks = ceilDiv(requestTokens(pp, w), bs)
 	if pp.Role != planfile.RoleDecode && w.Prefixes > 0 {
 		k.SharedBlocks = w.PrefixTokens / bs
 		k.PrefixesPerWorker = w.Prefixes
@@ -174,20 +174,30 @@ func (dep *Deployment) kvInFlight(pp *PoolPlan) {
 		d.Note("prefix caching: requests sharing a cached prefix on one worker share its full blocks; prefixes per worker as the routing figures place them")
 	} else {
 		d.Add(pp.Name+".kv_tokens_in_flight", float64(k.TokensNeeded), "tokens",
-			"in flight per worker × ceil((input + output tokens) / block_size) × block_size",
+			"in flight per worker × ceil(request tokens / block_size) × block_size; request tokens = input + output (input + 1 on a prefill pool)",
 			"%d × %d × %d", n, k.RequestBlocks, bs)
 	}
 	d.Add(pp.Name+".max_requests_that_fit", float64(k.MaxRequestsThatFit), "requests",
 		"the most requests in flight per worker whose KV blocks fit kv_blocks", "kv_blocks %d", slots)
 }
 
+// requestTokens is the KV one request takes on a worker of the pool at its
+// end: input + output tokens, or input + 1 on a prefill worker, which
+// generates the first token and hands the rest to the decode worker.
+func requestTokens(pp *PoolPlan, w planfile.Workload) int {
+	if pp.Role == planfile.RolePrefill {
+		return max(1, w.InputTokens) + 1
+	}
+	return max(1, w.InputTokens) + w.OutputTokens
+}
+
 func (dep *Deployment) promptFit(pp *PoolPlan) {
 	w := dep.Plan.Workload
 	pf := &pp.Prompt
-	pf.RequestTokens = max(1, w.InputTokens) + w.OutputTokens
+	pf.RequestTokens = requestTokens(pp, w)
 	formula := "input_tokens + output_tokens"
 	if pp.Role == planfile.RolePrefill {
-		pf.RequestTokens, formula = max(1, w.InputTokens)+1, "input_tokens + 1 (a prefill worker generates the first token only)"
+		formula = "input_tokens + 1 (a prefill worker generates the first token only)"
 	}
 	pf.Fits = pf.RequestTokens <= pp.Memory.MaxModelLen
 	dep.Derivation.Add(pp.Name+".request_tokens", float64(pf.RequestTokens), "tokens", formula+", against max_model_len "+fmt.Sprint(pp.Memory.MaxModelLen),

@@ -27,15 +27,20 @@ type DisaggScenario struct {
 	Concurrency int
 	// The load, when the transfers in flight follow from it (kvplan check),
 	// by Little's law (links.InFlightOpen, links.InFlightClosed):
-	RequestRate      float64       // open loop, requests per second; wins over RequestsInFlight
-	RequestsInFlight int           // closed loop: requests kept in flight; also caps the transfers
-	DecodeMS         float64       // a request's decode time (output tokens × decode step), for the closed loop
-	Link             *catalog.Link // the path KV takes from prefill to decode
-	PrefillGPU       *catalog.GPU
-	DecodeGPU        *catalog.GPU
-	SameGPU          bool    // prefill and decode workers share one GPU
-	PrefillMS        float64 // measured prefill time; 0 = estimate from the GPU
-	FrontendMS       float64 // frontend overhead per request
+	RequestRate      float64 // open loop, requests per second; wins over RequestsInFlight
+	RequestsInFlight int     // closed loop: requests kept in flight; also caps the transfers
+	DecodeMS         float64 // a request's decode time (output tokens × decode step), for the closed loop
+	// WorkerPairs is how many prefill/decode worker pairs share the load,
+	// each over its own path (its ranks' rails on a per-GPU link; its host's
+	// port on a per-node link, one worker per host): min(prefill workers,
+	// decode workers). 0 = 1.
+	WorkerPairs int
+	Link        *catalog.Link // the path KV takes from prefill to decode
+	PrefillGPU  *catalog.GPU
+	DecodeGPU   *catalog.GPU
+	SameGPU     bool    // prefill and decode workers share one GPU
+	PrefillMS   float64 // measured prefill time; 0 = estimate from the GPU
+	FrontendMS  float64 // frontend overhead per request
 }
 
 // DisaggPlan compares aggregated and disaggregated serving of one request.
@@ -60,6 +65,7 @@ type DisaggPlan struct {
 	TransferMSShared     float64    `json:"transfer_ms_shared"`
 	Concurrency          int        `json:"concurrency"`
 	InFlightSource       string     `json:"in_flight_source"`
+	WorkerPairs          int        `json:"worker_pairs"`
 	TransfersInFlight    float64    `json:"transfers_in_flight"`
 	LinkUtilization      float64    `json:"link_utilization"`
 	PrefillGPU           string     `json:"prefill_gpu"`
@@ -107,7 +113,7 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 		return nil, fmt.Errorf("concurrency must be >= 1 (got %d)", sc.Concurrency)
 	case sc.RequestRate < 0 || math.IsNaN(sc.RequestRate) || math.IsInf(sc.RequestRate, 0):
 		return nil, fmt.Errorf("request rate must be a finite number >= 0 (got %g)", sc.RequestRate)
-	case sc.RequestsInFlight < 0 || sc.DecodeMS < 0:
+	case sc.RequestsInFlight < 0 || sc.DecodeMS < 0 || sc.WorkerPairs < 0:
 		return nil, fmt.Errorf("requests in flight and decode ms must be >= 0 (got %d, %g)", sc.RequestsInFlight, sc.DecodeMS)
 	case sc.DecodeTP < 0:
 		return nil, fmt.Errorf("decode tp must be >= 1 (got %d)", sc.DecodeTP)
@@ -212,49 +218,62 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 	return p, nil
 }
 
-// inFlight sets the transfers sharing the link: as given, or from the load
-// by Little's law, at least 1 and at most the requests in flight.
+// inFlight sets the transfers sharing one path: as given, or from the load
+// by Little's law, at least 1 and at most the requests in flight. The load
+// is spread evenly over the worker pairs, each with a path of its own.
 func (p *DisaggPlan) inFlight(sc DisaggScenario, d *Derivation) int {
 	s := p.TransferMS - p.LinkLatencyMS // one transfer's bytes term alone
+	pairs := max(1, sc.WorkerPairs)
+	p.WorkerPairs = pairs
+	var cap int // requests in flight per pair, when known
 	switch {
 	case sc.RequestRate > 0:
 		p.InFlightSource = "request_rate"
-		n, rho := links.InFlightOpen(sc.Link, p.BytesPerPath, sc.RequestRate)
-		p.LinkUtilization = d.Add("link_utilization", rho, "ratio", "request_rate × bytes_per_path / effective throughput",
-			"%g/s × %d B / %.0f B/s", sc.RequestRate, p.BytesPerPath, p.EffectiveBytesPerS)
+		rate := sc.RequestRate / float64(pairs)
+		n, rho := links.InFlightOpen(sc.Link, p.BytesPerPath, rate)
+		p.LinkUtilization = d.Add("link_utilization", rho, "ratio", "request_rate / worker pairs × bytes_per_path / effective throughput",
+			"%g/s / %d × %d B / %.0f B/s", sc.RequestRate, pairs, p.BytesPerPath, p.EffectiveBytesPerS)
 		if math.IsInf(n, 1) {
 			n = rho // no steady state: at least the offered load, λ × one transfer alone
 			d.Add("transfers_in_flight", n, "transfers",
-				"link_utilization ≥ 1: the link cannot carry the rate and the queue grows without bound; at least λ × transfer time alone",
-				"%g/s × %.3f ms", sc.RequestRate, s)
+				"link_utilization ≥ 1: the path cannot carry the rate and the queue grows without bound; at least λ per pair × transfer time alone",
+				"%g/s × %.3f ms", rate, s)
 		} else {
 			d.Add("transfers_in_flight", n, "transfers",
-				"Little's law, open loop: request_rate × (latency + transfer alone / (1 − link_utilization)) (processor sharing)",
-				"%g/s × (%g ms + %.3f ms / (1 − %.4f))", sc.RequestRate, p.LinkLatencyMS, s, rho)
+				"Little's law, open loop, per path: request_rate / worker pairs × (latency + transfer alone / (1 − link_utilization)) (processor sharing)",
+				"%g/s × (%g ms + %.3f ms / (1 − %.4f))", rate, p.LinkLatencyMS, s, rho)
 		}
 		p.TransfersInFlight = n
+		if sc.RequestsInFlight > 0 {
+			cap = ceilDiv(sc.RequestsInFlight, pairs)
+		}
 	case sc.RequestsInFlight > 0:
 		p.InFlightSource = "concurrency"
 		other := p.PrefillMS + sc.DecodeMS
-		p.TransfersInFlight = d.Add("transfers_in_flight", links.InFlightClosed(sc.Link, p.BytesPerPath, sc.RequestsInFlight, other), "transfers",
-			"Little's law, closed loop: concurrency × T / (prefill + T + decode), T = latency + max(1, N) × transfer alone",
-			"%d × T / (%.3f + T + %.3f ms), transfer alone %.3f ms", sc.RequestsInFlight, p.PrefillMS, sc.DecodeMS, s)
+		clients := float64(sc.RequestsInFlight) / float64(pairs)
+		p.TransfersInFlight = d.Add("transfers_in_flight", links.InFlightClosed(sc.Link, p.BytesPerPath, clients, other), "transfers",
+			"Little's law, closed loop, per path: c × T / (prefill + T + decode), c = concurrency / worker pairs, T = latency + max(1, N) × transfer alone",
+			"%.4g × T / (%.3f + T + %.3f ms), transfer alone %.3f ms", clients, p.PrefillMS, sc.DecodeMS, s)
 		if p.LinkShared {
 			t := p.LinkLatencyMS + math.Max(1, p.TransfersInFlight)*s // one transfer's time at the root
-			p.LinkUtilization = d.Add("link_utilization", float64(sc.RequestsInFlight)/(other+t)*s, "ratio",
-				"requests per ms × transfer alone: concurrency / (prefill + T + decode) × (transfer alone)",
-				"%d / (%.3f + %.3f + %.3f) × %.3f", sc.RequestsInFlight, p.PrefillMS, t, sc.DecodeMS, s)
+			p.LinkUtilization = d.Add("link_utilization", clients/(other+t)*s, "ratio",
+				"requests per ms per path × transfer alone: c / (prefill + T + decode) × (transfer alone)",
+				"%.4g / (%.3f + %.3f + %.3f) × %.3f", clients, p.PrefillMS, t, sc.DecodeMS, s)
 		}
+		cap = ceilDiv(sc.RequestsInFlight, pairs)
 	default:
 		p.InFlightSource = "given"
 		p.TransfersInFlight = float64(sc.Concurrency)
 		return sc.Concurrency
 	}
 	n := max(1, int(math.Ceil(p.TransfersInFlight-1e-9)))
-	if sc.RequestsInFlight > 0 {
-		n = min(n, sc.RequestsInFlight)
+	if cap > 0 {
+		n = min(n, cap)
 	}
-	d.Add("concurrent_transfers", float64(n), "transfers", "ceil(transfers_in_flight), at least 1, at most the requests in flight", "%d", n)
+	d.Add("concurrent_transfers", float64(n), "transfers", "ceil(transfers_in_flight), at least 1, at most the requests in flight per worker pair", "%d", n)
+	if pairs > 1 {
+		d.Note(fmt.Sprintf("the load is spread over %d prefill/decode worker pairs, each with its own path (a host port per worker on a per-node link)", pairs))
+	}
 	return n
 }
 
@@ -314,11 +333,15 @@ func (p *DisaggPlan) concurrencyAssumption(sc DisaggScenario) string {
 	default:
 		s = fmt.Sprintf("%d transfers share %s at once, each getting 1/%d of its effective throughput", p.Concurrency, sc.Link.Name, p.Concurrency)
 	}
+	pairs := ""
+	if p.WorkerPairs > 1 {
+		pairs = fmt.Sprintf(", spread over %d prefill/decode worker pairs with a path each", p.WorkerPairs)
+	}
 	switch p.InFlightSource {
 	case "request_rate":
-		s += fmt.Sprintf(" (%.2f in flight on average from request_rate %g/s by Little's law; link utilization %.2f)", p.TransfersInFlight, sc.RequestRate, p.LinkUtilization)
+		s += fmt.Sprintf(" (%.2f in flight on average from request_rate %g/s by Little's law%s; link utilization %.2f)", p.TransfersInFlight, sc.RequestRate, pairs, p.LinkUtilization)
 	case "concurrency":
-		s += fmt.Sprintf(" (%.2f in flight on average from %d requests in flight by Little's law: a request spends most of its life in prefill and decode)", p.TransfersInFlight, sc.RequestsInFlight)
+		s += fmt.Sprintf(" (%.2f in flight on average from %d requests in flight by Little's law%s: a request spends most of its life in prefill and decode)", p.TransfersInFlight, sc.RequestsInFlight, pairs)
 	default:
 		s += " (--concurrency N is N transfers sharing the link at once, not requests in flight; kvplan check derives the transfers from the load)"
 	}

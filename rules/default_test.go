@@ -222,7 +222,7 @@ func TestDefaultRules(t *testing.T) {
 				e.Workload.RequestRate = 240
 				e.Disagg.InFlightSource, e.Disagg.LinkUtilization = "request_rate", 0.98
 			},
-			"the link cannot carry workload.request_rate = 300/s: each request puts 167 MiB on its busiest path (1 in parallel over ib-ndr), 123.0% of the link's 42.6 GB/s"},
+			"the link cannot carry workload.request_rate = 300/s: each request puts 167 MiB on its one path over ib-ndr, so the busiest path is 123.0% busy at 42.6 GB/s; transfers queue without bound"},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {

@@ -125,6 +125,7 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 				{"KV per request", bytesWithExact(p.KVBytesPerRequest)},
 			}},
 			{Title: "Transfer over " + p.Link, Header: []string{"figure", "value", "note"}, Rows: [][]string{
+				{"on the busiest path", bytesWithExact(p.BytesPerPath), pathNote(p)},
 				{"effective throughput", units.Rate(p.EffectiveBytesPerS), fmt.Sprintf("latency %s per transfer", units.MS(p.LinkLatencyMS))},
 				{"transfer alone", units.MS(p.TransferMS), ""},
 				{"transfer while shared", units.MS(p.TransferMSShared), shareNote},
@@ -156,6 +157,13 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 	return doc
 }
 
+func pathNote(p *planner.DisaggPlan) string {
+	if p.LinkRatePer == catalog.RatePerGPU {
+		return fmt.Sprintf("rate per GPU: %d rails in parallel, one per rank pair (prefill tp %d, decode tp %d)", p.ParallelPaths, p.TP, p.DecodeTP)
+	}
+	return "rate per node: every rank's KV crosses one path"
+}
+
 // disaggLink is --link from the catalog, a link of the user's own from
 // --throughput and --latency, or the same-GPU path with --same-gpu.
 func disaggLink(c *cli.Context, cat *catalog.Catalog, sameGPU bool) (*catalog.Link, error) {
@@ -176,7 +184,8 @@ func disaggLink(c *cli.Context, cat *catalog.Catalog, sameGPU bool) (*catalog.Li
 			return nil, fmt.Errorf("--latency: %w", err)
 		}
 		return &catalog.Link{Name: "custom " + rate, Nominal: rate, NominalBytesPerS: bps, EffectiveBytesPerS: bps,
-			LatencyMS: ms, Shared: true, Source: "given: --throughput " + rate + " --latency " + c.String("latency")}, nil
+			LatencyMS: ms, Shared: true, RatePer: catalog.RatePerNode,
+			Source: "given: --throughput " + rate + " --latency " + c.String("latency") + " (taken as one path per node)"}, nil
 	case name == "" && !sameGPU:
 		return nil, fmt.Errorf("disagg: --link is required (e.g. --link 1gbe; kvplan links list), or --throughput 104MB/s, or --same-gpu")
 	case name == "":
