@@ -241,6 +241,13 @@ func (dep *Deployment) planPrefillCapacity() {
 		c.RequestRate = rate * float64(pp.Workers) / float64(workers)
 		var scratch Derivation
 		c.PrefillMS = EstimatePrefillMS(dep.Model, pp.GPU, uncached, pp.TP, &scratch)
+		if !(c.PrefillMS > 0) || math.IsInf(c.PrefillMS, 0) {
+			// A GPU without the figures the estimate needs (a user catalog entry
+			// without prefill_mfu): no floor rather than a NaN or an infinity.
+			c.PrefillMS = 0
+			d.Add(pp.Name+".prefill_capacity_tokens_per_s", 0, "tokens/s", "unknown: the prefill time of "+pp.GPU.Name+" cannot be estimated (no bf16_tflops or prefill_mfu)", "0")
+			continue
+		}
 		c.DemandTokensPerS = d.Add(pp.Name+".prefill_demand_tokens_per_s", c.RequestRate*float64(uncached), "tokens/s",
 			"request_rate × workers / prefilling workers × uncached input tokens; uncached = input − (repeats − 1) / repeats × cached prefix blocks when the working set fits",
 			"%g × %d / %d × %d", rate, pp.Workers, workers, uncached)
