@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
@@ -40,15 +39,5 @@ func WriteRuleTestsJUnit(w io.Writer, results []rules.TestResult) error {
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "kvplan rules test", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w)
-	return err
+	return writeJUnit(w, junitSuites{Name: "kvplan rules test", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}})
 }

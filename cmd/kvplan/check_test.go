@@ -81,6 +81,18 @@ func TestRulesCommands(t *testing.T) {
 	}
 }
 
+// TestRulesTestJUnitFailure: a failed rule test is a JUnit <failure> and exit 1.
+func TestRulesTestJUnitFailure(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/slo.expect.toml", []byte("must_fire = [\"ttft-slo\"]\n[env]\nslo.ttft_ms = 500\npredicted.ttft_ms = 400\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := kvplan(t, "rules", "test", dir, "-o", "junit")
+	if code != ExitFindings || !strings.Contains(out, `<failure type="expectation" message="ttft-slo did not fire">`) || !strings.Contains(out, `failures="1"`) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
 func TestCheckBadInput(t *testing.T) {
 	cases := []struct {
 		name string

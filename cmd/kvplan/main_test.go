@@ -65,6 +65,7 @@ func TestGolden(t *testing.T) {
 		// The OOM-killed prefill worker of FACTS §4: a deny-level finding, exit 1 like check.
 		{"memory.table", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "--limit", "3584Mi", "--kv-buffer", "cpu", "--concurrency", "4", "--input-tokens", "2371"}},
 		{"memory.json", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "-o", "json"}},
+		{"rules-test.junit", []string{"rules", "test", "../../testdata/rules/tests", "-o", "junit"}},
 		{"memory.md", []string{"memory", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4", "--max-model-len", "32768", "-o", "markdown", "--explain"}},
 	}
 	wantCode := map[string]int{"memory.table": ExitFindings} // the others exit 0
