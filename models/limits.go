@@ -40,7 +40,7 @@ func (e *TPError) Error() string {
 //     not constrain tp; its query heads do.
 //
 // Not checked, because the catalog does not hold the figures: the heads of
-// linear-attention layers, and a mixture of experts' intermediate size,
+// linear-attention and Mamba layers, and a mixture of experts' intermediate size,
 // which vLLM shards over tp (the expert count constrains only expert
 // parallelism, which kvplan does not plan).
 func CheckTP(m *catalog.Model, tp int) error {
@@ -71,8 +71,8 @@ func tpProblem(m *catalog.Model, tp int) string {
 		layout = []catalog.LayerGroup{{Kind: catalog.LayerFull, Count: m.Layers}}
 	}
 	for _, g := range layout {
-		if g.Kind == catalog.LayerLinear {
-			continue
+		if g.Kind == catalog.LayerLinear || g.Kind == catalog.LayerMamba {
+			continue // no kv heads; their own heads are not in the catalog
 		}
 		kv := g.KVHeads
 		if kv == 0 {

@@ -6,8 +6,8 @@ import (
 	"os"
 
 	"github.com/kvplan/kvplan/catalog"
-	"github.com/kvplan/kvplan/internal/tomlpos"
 	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/models/hfimport"
 	"github.com/kvplan/kvplan/planfile"
 )
 
@@ -92,9 +92,7 @@ type RoutingFigures struct {
 // refuses) is not an error: its figures say so, and the rules turn them into
 // findings.
 func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error) {
-	at := func(field string, err error) error {
-		return &tomlpos.Error{File: p.Path, Line: p.Line(field), Field: field, Msg: err.Error()}
-	}
+	at := p.FieldError // errors at the field's place in the plan file or manifest
 	dep := &Deployment{Plan: p, cat: cat}
 	if err := dep.resolveModel(cat, at); err != nil {
 		return nil, err
@@ -155,7 +153,7 @@ func (dep *Deployment) resolveModel(cat *catalog.Catalog, at func(string, error)
 		if err != nil {
 			return at("model.config", err)
 		}
-		if m, _, err = models.ImportConfig(data, p.ConfigPath(), ""); err != nil {
+		if m, _, err = hfimport.ImportConfig(data, p.ConfigPath(), ""); err != nil {
 			return err
 		}
 	}

@@ -50,9 +50,10 @@ max_num_seqs = 64
 name = "ib-ndr"
 `)
 	pre, dec := dep.pool("prefill"), dep.pool("decode")
-	// GPUs: 1 × 4 + 2 × 8 = 20; $3/h each on-demand (catalog) = $60/h.
-	if dep.GPUs != 20 || pre.GPUs != 4 || dec.GPUs != 16 || math.Abs(dep.USDPerHour-60) > 1e-9 {
-		t.Errorf("GPUs %d (%d + %d), $%.2f/h; want 20 (4 + 16), $60", dep.GPUs, pre.GPUs, dec.GPUs, dep.USDPerHour)
+	// GPUs: 1 × 4 + 2 × 8 = 20, at the catalog's on-demand price of one H100 each.
+	price := pre.GPU.USDPerHour
+	if dep.GPUs != 20 || pre.GPUs != 4 || dec.GPUs != 16 || math.Abs(dep.USDPerHour-20*price) > 1e-9 {
+		t.Errorf("GPUs %d (%d + %d), $%.2f/h; want 20 (4 + 16), 20 × $%.2f", dep.GPUs, pre.GPUs, dec.GPUs, dep.USDPerHour, price)
 	}
 	// Weights per rank: ceil(70,553,706,496 × 2 / 4) = 35,276,853,248 and / 8 = 17,638,426,624.
 	if pre.Memory.TP != 4 || pre.Memory.WeightsBytes != 35_276_853_248 || dec.Memory.TP != 8 || dec.Memory.WeightsBytes != 17_638_426_624 {
@@ -102,10 +103,12 @@ max_model_len = 32768
 	if f.ShortBytes != f.RequiredBytes-76_968_728_985 || f.ShortBytes < 83_878_302_400-76_968_728_985 {
 		t.Errorf("short by %d of required %d", f.ShortBytes, f.RequiredBytes)
 	}
-	// tp 16 halves the weights per rank to 41.9 GB (128 query heads divide by 16); an H200's
-	// 143,771 MiB × 0.9 = 135.7 GB holds 83.9 GB at tp 8; the weights are fp8 already.
-	if f.MinTP != 16 || f.GPU != "h200" || f.FP8Fits {
-		t.Errorf("what would fit: tp %d, gpu %q, fp8 %v; want 16, h200, false", f.MinTP, f.GPU, f.FP8Fits)
+	// tp 16 halves the weights per rank to 41.9 GB (128 query heads divide by 16). Of the
+	// catalog GPUs with more memory than the H100's 81,559 MiB, the smallest are the
+	// A100 80GB (81,920 MiB × 0.9 = 77.3 GB: too small) and the GH200 (97,871 MiB
+	// × 0.9 = 92.4 GB: holds 83.9 GB at tp 8). The weights are fp8 already.
+	if f.MinTP != 16 || f.GPU != "gh200" || f.FP8Fits {
+		t.Errorf("what would fit: tp %d, gpu %q, fp8 %v; want 16, gh200, false", f.MinTP, f.GPU, f.FP8Fits)
 	}
 	if pp.Memory.KVSlotsTokens != 0 || pp.InFlight.MaxRequestsThatFit != 0 {
 		t.Errorf("a pool that cannot start has %d slots, %d requests fit", pp.Memory.KVSlotsTokens, pp.InFlight.MaxRequestsThatFit)

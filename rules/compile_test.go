@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvplan/kvplan/planfile"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -316,9 +318,11 @@ fields = ["pool.memory_limit", "link.name"]
 	if fs[0].Fix != "set pools.prefill.memory_limit" || strings.Join(fs[0].Fields, " ") != "pools.prefill.memory_limit link.name" {
 		t.Errorf("fix %q fields %v", fs[0].Fix, fs[0].Fields)
 	}
-	ResolveLines(fs, func(f string) int { return map[string]int{"link.name": 30}[f] })
-	if fs[0].Line != 30 || fs[0].Field != "link.name" {
-		t.Errorf("line %d field %s", fs[0].Line, fs[0].Field)
+	Locate(fs, func(f string) planfile.Pos {
+		return map[string]planfile.Pos{"link.name": {File: "plan.toml", Line: 30}}[f]
+	})
+	if fs[0].Line != 30 || fs[0].File != "plan.toml" || fs[0].Field != "link.name" {
+		t.Errorf("place %s field %s", fs[0].Pos(), fs[0].Field)
 	}
 }
 

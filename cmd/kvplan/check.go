@@ -91,7 +91,7 @@ func runCheck(c *cli.Context) error {
 		return err
 	}
 	findings := set.Evaluate(rules.FromDeployment(dep))
-	rules.ResolveLinesWritten(findings, plan.Has, plan.Line)
+	rules.LocateWritten(findings, plan.Has, plan.Pos)
 	res := report.NewCheckResult(plan.Path, set, findings, keyFigures(dep), failOn)
 	var buf bytes.Buffer
 	if err := report.WriteCheck(&buf, format, res); err != nil {
