@@ -274,24 +274,44 @@ func (imp *importer) run(name string) (*catalog.Model, error) {
 	return m, nil
 }
 
-// maxLayers bounds num_hidden_layers.
-const maxLayers = 100_000
+// maxLayers bounds num_hidden_layers (real models have a few hundred).
+const maxLayers = 10_000
 
-// paramsOverflow reports whether a rough float estimate of the parameters
-// exceeds 10^15, far beyond any model and safely inside int64.
+// paramsOverflow reports whether a float bound on the parameters exceeds
+// 10^15, far beyond any model and safely inside int64, so that no product
+// of the parameter count can overflow. The bound takes, per layer, the
+// largest product of three dimensions any weight of params.go multiplies,
+// times the experts.
 func (a *arch) paramsOverflow() bool {
 	f := a.ffn
 	H, L := float64(a.hidden), float64(a.layers)
-	width := float64(max(f.intermediate, f.expertI, f.sharedI, a.heads*a.headDim, 1))
+	A := float64(max(a.heads, 1))
+	widths := []int{f.intermediate, f.expertI, f.sharedI, f.latent, a.heads * a.headDim, a.indexHeads * a.indexDim, 1}
 	for _, s := range a.specs {
-		width = max(width, float64(s.headDim)*float64(a.heads))
+		widths = append(widths, s.ffnWidth, s.headDim*a.heads)
 	}
-	perLayer := H * width * (8 + 3*float64(f.experts))
-	if a.lin != nil {
-		perLayer += H * float64(a.lin.vHeads*a.lin.vDim+a.lin.kHeads*a.lin.kDim) * 4
+	if l := a.lin; l != nil {
+		widths = append(widths, 2*l.kHeads*l.kDim+2*l.vHeads*l.vDim+2*l.vHeads)
 	}
-	if a.mamba != nil {
-		perLayer += H * float64(a.mamba.heads*a.mamba.headDim+a.mamba.groups*a.mamba.state) * 4
+	if k := a.kda; k != nil {
+		widths = append(widths, 6*k.heads*k.headDim)
+	}
+	if m := a.mamba; m != nil {
+		widths = append(widths, 2*m.heads*m.headDim+2*m.groups*m.state+m.heads)
+	}
+	if m := a.mamba1; m != nil {
+		widths = append(widths, 2*m.inner, m.inner*(m.dtRank+2*m.state+2)/max(a.hidden, 1)+1)
+	}
+	width := 1.0
+	for _, w := range widths {
+		width = max(width, float64(w))
+	}
+	model := max(H, float64(f.latent))
+	perLayer := model * width * (8 + 3*float64(f.experts))
+	if m := a.mla; m != nil {
+		r := float64(max(m.qLoraRank, m.kvLoraRank, m.oLoraRank, m.oGroups, a.hidden))
+		qk := float64(m.qkNope + m.qkRope + m.vHead)
+		perLayer += 4 * r * A * qk
 	}
 	return L*perLayer+2*float64(a.vocab)*H > 1e15
 }

@@ -375,7 +375,7 @@ func TestImportErrors(t *testing.T) {
 		{"unsupported model type", strings.Replace(llama(), `"llama"`, `"zamba2"`, 1),
 			`config.json:8:3: model_type: "zamba2" is not supported: kvplan cannot read Zamba2's shared attention blocks from config.json; write the catalog entry by hand`},
 		{"absurd layers", llama(`"num_hidden_layers": 1000000000000`), "config.json:2:3: num_hidden_layers: is 1000000000000; no real model has a dimension above 16777216"},
-		{"absurd size", llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 100000`),
+		{"absurd size", llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 5000`),
 			"config.json:4:3: num_hidden_layers: with these dimensions the model would have more than 10^15 parameters; check the config"},
 		{"MLA without rope dim", llama(`"kv_lora_rank": 512`), "config.json: qk_rope_head_dim: missing"},
 		{"duplicate key", strings.Replace(llama(`"num_hidden_layers": 2`), `"vocab_size": 1000`, `"num_hidden_layers": 4`, 1),
@@ -566,10 +566,12 @@ func wantNote(t *testing.T, notes []string, sub string) {
 	t.Errorf("no note contains %q; notes:\n  %s", sub, strings.Join(notes, "\n  "))
 }
 
-// FuzzImportConfig: no input panics; whatever imports also validates and
-// round-trips. `go test` runs the seeds: every fixture.
+// FuzzImportConfig: no input panics; whatever imports also validates,
+// round-trips, and gives sane KV arithmetic under every state convention:
+// no negative figure, a request's bytes never shrink as it grows, and an
+// empty request holds just the state. `go test` runs the seeds: every fixture.
 func FuzzImportConfig(f *testing.F) {
-	for _, g := range []string{"*.json", "variants/*.json", "broken/*.json"} {
+	for _, g := range []string{"*.json", "variants/*.json", "broken/*.json", "more/*.json"} {
 		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "models", g))
 		for _, file := range files {
 			data, err := os.ReadFile(file)
@@ -580,7 +582,8 @@ func FuzzImportConfig(f *testing.F) {
 		}
 	}
 	f.Add([]byte(llama(`"num_hidden_layers": 1000000000000`)))
-	f.Add([]byte(llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 100000`)))
+	f.Add([]byte(llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 5000`)))
+	f.Add([]byte(llama(`"time_step_limit": [0.0, Infinity]`, `"quantization_config": {"quant_algo": "NVFP4"}`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, _, err := ImportConfig(data, "config.json", "fuzz")
 		if err != nil {
@@ -592,6 +595,33 @@ func FuzzImportConfig(f *testing.F) {
 		}
 		if _, err := catalog.Parse("fuzz.toml", out); err != nil {
 			t.Fatalf("%v\n%s", err, out)
+		}
+		for _, engine := range models.StateConventions {
+			for _, tp := range []int{1, 8} {
+				kv, err := models.NewKV(m, models.KVOptions{Engine: engine, TP: tp})
+				if err != nil {
+					t.Fatalf("NewKV: %v\n%s", err, out)
+				}
+				if kv.BytesPerToken() < 0 || kv.FullBytesPerToken() < 0 || kv.StateBytesPerRequest() < 0 {
+					t.Fatalf("negative KV figure %d %d %d\n%s", kv.BytesPerToken(), kv.FullBytesPerToken(), kv.StateBytesPerRequest(), out)
+				}
+				if got := kv.RequestBytes(0); got != kv.StateBytesPerRequest() {
+					t.Fatalf("empty request %d B, want the state %d B\n%s", got, kv.StateBytesPerRequest(), out)
+				}
+				prev := int64(0)
+				for _, n := range []int{1, 127, 128, 4096, 131_072, 1 << 20} {
+					b := kv.RequestBytes(n)
+					if b < prev {
+						t.Fatalf("request bytes shrink: %d B at %d tokens after %d B\n%s", b, n, prev, out)
+					}
+					prev = b
+					for _, g := range kv.Groups {
+						if r := g.ReserveBytes(n, 16, 8192); r < 0 {
+							t.Fatalf("negative reservation %d for %s\n%s", r, g.Kind, out)
+						}
+					}
+				}
+			}
 		}
 	})
 }

@@ -444,6 +444,10 @@ func patternList(v any) ([]string, error) {
 // "layers." and "lm_head"; names are compared without them.
 var wrapperPrefixes = []string{"model.language_model.", "language_model.model.", "language_model.", "model.", "transformer.", "backbone."}
 
+// matchPrefixes are the prefixes a pattern is tried with, before a module's
+// canonical name.
+var matchPrefixes = []string{"", "model.", "language_model.model.", "model.language_model.", "language_model."}
+
 // canonicalName strips a checkpoint's wrapper prefix from a module name.
 func canonicalName(name string) string {
 	for _, p := range wrapperPrefixes {
@@ -498,7 +502,7 @@ func moduleMatcher(patterns []string, classes bool) (func(module) bool, error) {
 					return true
 				}
 			default:
-				for _, w := range append([]string{""}, wrapperPrefixes...) {
+				for _, w := range matchPrefixes {
 					full := w + m.name
 					if (p.re != nil && p.re.MatchString(full)) || (p.glob != "" && globMatch(p.glob, full)) {
 						return true
