@@ -25,7 +25,8 @@ type Model struct {
 	Layers    int    `toml:"layers" json:"layers,omitempty"`         // decoder layers of every kind, MTP layers excluded
 	KVHeads   int    `toml:"kv_heads" json:"kv_heads,omitempty"`     // key/value heads of a full-attention layer
 	HeadDim   int    `toml:"head_dim" json:"head_dim,omitempty"`     // per-head dimension of K and V
-	KVDtype   string `toml:"kv_dtype" json:"kv_dtype,omitempty"`     // default KV cache dtype (the model's torch_dtype)
+	KVDtype   string `toml:"kv_dtype" json:"kv_dtype,omitempty"`     // default KV cache dtype (the model's torch_dtype, or the checkpoint's KV scheme)
+	Dtype     string `toml:"dtype" json:"dtype,omitempty"`           // the model's own dtype as served (activations, linear/Mamba conv state); "" = kv_dtype
 	MTPLayers int    `toml:"mtp_layers" json:"mtp_layers,omitempty"` // multi-token-prediction layers; not counted in KV bytes
 
 	MLA    *MLA         `toml:"mla" json:"mla,omitempty"`       // multi-head latent attention (DeepSeek-V2/V3, Kimi K2)
