@@ -85,7 +85,7 @@ func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") 
 // keys, and the place of each.
 type manifestJSON struct {
 	*ManifestShow
-	Plan   map[string]any           `json:"plan"`
+	Plan   map[string]any          `json:"plan"`
 	Places map[string]planfile.Pos `json:"places"`
 }
 
