@@ -6,6 +6,7 @@ import (
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/models/hfimport"
 	"github.com/kvplan/kvplan/planfile"
 )
 
@@ -82,7 +83,7 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		if err != nil {
 			return nil, at("model.config", err)
 		}
-		if dep.Model, _, err = models.ImportConfig(data, p.ConfigPath(), ""); err != nil {
+		if dep.Model, _, err = hfimport.ImportConfig(data, p.ConfigPath(), ""); err != nil {
 			return nil, err
 		}
 	}

@@ -9,13 +9,19 @@
 // Config.BlockSize tokens. A request's full prompt blocks are named by
 // chained 64-bit ids (an id stands for its block and all before it, as in
 // vLLM and Dynamo) and are cached with LRU eviction; the trailing partial
-// block and the output tokens take scratch blocks that are never shared. A
-// running request pins its blocks; when every block is pinned, what does not
-// fit runs uncached and is counted (Result.OverflowBlocks). The cache rules,
-// tie-breaks included, are documented on the cache type in cache.go.
+// block and the output tokens take scratch blocks while the request runs,
+// and when it completes the ones that filled up stay cached as vLLM keeps
+// every full block (they take room and are evicted like any block, but no
+// later prompt names their content, so they never match). A request holds
+// KV for input + output − 1 tokens at the end (the last sampled token is
+// never fed back). A running request pins its blocks; when every block is
+// pinned, what does not fit runs uncached and is counted
+// (Result.OverflowBlocks). The cache rules, tie-breaks included, are
+// documented on the cache type in cache.go.
 //
 // Requests are issued in order, at most Config.Concurrency in flight, or at
-// their trace arrival times; a request completes after a service time of
+// their trace arrival times, or at Poisson arrival times (Config.RatePerS);
+// a request completes after a service time of
 // PrefillMSPerToken × uncached prompt tokens + DecodeMSPerToken × output
 // tokens (see the constants in config.go). Everything is deterministic for
 // given inputs and seeds.
@@ -39,6 +45,15 @@
 //     a bit mask of the workers it went to, in the same bounded history
 //     as the repeat metric below, so one probe a block serves every worker.
 //
+// # One pass
+//
+// RunAll reads the source once and feeds every policy from the same
+// requests: one producer parses, validates and classifies each request
+// against one history of seen blocks, and hands batches to one goroutine per
+// policy (kv-aware-approx runs in the producer, since its routing state is
+// that history). Each result equals a run of that policy alone, whatever the
+// goroutine schedule (TestOnePassEqualsSeparateRuns).
+//
 // # Metrics
 //
 // A request is a repeat if its first full block was seen in an earlier
@@ -56,12 +71,17 @@
 // at most 16 bytes an id (plus a byte per 8 workers for kv-aware-approx).
 // Until a run references about SeenBlocks/2 distinct blocks nothing is
 // forgotten and results are exact; beyond, the ids not referenced for a
-// whole generation are forgotten, so a request whose prefix was last seen
-// that long ago counts as new, and kv-aware-approx no longer credits a
-// worker for it. Forgetting never creates a repeat or an overlap. A
-// negative SeenBlocks removes the bound (memory then grows with the
-// distinct blocks, 16 to 32 bytes each). The full conversation trace stays
-// exact under the default at every block size from 16 to 512 tokens.
+// whole generation are forgotten (Result.ForgottenBlockIDs counts them), so
+// a repeat's seen run can come out short and kv-aware-approx no longer
+// credits a worker for it. Forgetting never creates a repeat or an overlap.
+// The repeat count itself stays exact: a separate record of first blocks,
+// one id a request prefix, holds up to SeenBlocks/4 distinct first blocks
+// (at most 32 MiB under the default) and never forgets; past that it says
+// by how much the count may be short (Result.RepeatUncertain). A negative
+// SeenBlocks removes both bounds (memory then grows with the distinct
+// blocks, 16 to 32 bytes each). The full conversation trace stays exact
+// under the default at every block size from 16 to 512 tokens. The pass
+// holds at most a few batches of requests (batchesInFlight × 32,768 ids).
 //
 // # API
 //
@@ -71,6 +91,7 @@
 //		Seed                                uint64
 //		PrefillLoadScale, OverlapCredit     float64
 //		Concurrency                         int
+//		RatePerS                            float64 // Poisson arrivals, seeded
 //		PrefillMSPerToken, DecodeMSPerToken float64
 //		ExplicitZero                        bool // 0 in the four floats means 0, not the default
 //		SeenBlocks                          int  // bound on remembered block ids; 0 default, < 0 none
@@ -106,7 +127,8 @@
 //	                                  // hit_rate, cached_token_ratio, evictions,
 //	                                  // blocks_referenced, repeated_blocks, block_size,
 //	                                  // input_tokens, cached_tokens, overflow_blocks,
-//	                                  // skipped_lines, workers
+//	                                  // skipped_lines, repeat_requests_uncertain,
+//	                                  // forgotten_block_ids, workers
 //	type WorkerResult struct { ... } // JSON: index, requests, request_share,
 //	                                  // peak_occupancy_blocks, evictions, overflow_blocks
 //

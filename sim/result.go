@@ -38,6 +38,16 @@ type Result struct {
 	OverflowBlocks int64 `json:"overflow_blocks"`
 	// SkippedLines counts malformed trace lines skipped (SkipBadLines).
 	SkippedLines int `json:"skipped_lines"`
+	// RepeatUncertain counts requests counted as new that may be repeats:
+	// 0 unless more distinct first blocks came than the exact first-block
+	// record holds (Config.SeenBlocks/4); RepeatRequests is then a lower
+	// bound, short by at most this many.
+	RepeatUncertain int `json:"repeat_requests_uncertain"`
+	// ForgottenBlockIDs counts block ids the bounded history of seen blocks
+	// dropped (Config.SeenBlocks). While it is 0, RepeatedBlocks and the
+	// hit classification are exact; beyond, RepeatedBlocks is a lower bound
+	// and a repeat's seen run may be short.
+	ForgottenBlockIDs int64 `json:"forgotten_block_ids"`
 	// Workers holds per-worker figures, by index.
 	Workers []WorkerResult `json:"workers"`
 }

@@ -1,4 +1,8 @@
-package models
+// Package hfimport reads Hugging Face config.json files into catalog model
+// entries: the decoder's layer layout, KV geometry, linear-attention and
+// Mamba state dimensions, parameter counts and the weight bytes that a
+// quantization block implies. The KV arithmetic itself lives in models.
+package hfimport
 
 import (
 	"fmt"

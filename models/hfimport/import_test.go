@@ -1,4 +1,4 @@
-package models
+package hfimport
 
 import (
 	"os"
@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
 )
 
 // importFile imports a fixture under testdata/models, named by its base name.
 func importFile(t *testing.T, rel string) (*catalog.Model, []string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "models", rel))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,9 +25,9 @@ func importFile(t *testing.T, rel string) (*catalog.Model, []string) {
 	return m, notes
 }
 
-func kvOf(t *testing.T, m *catalog.Model, opts KVOptions) *KV {
+func kvOf(t *testing.T, m *catalog.Model, opts models.KVOptions) *models.KV {
 	t.Helper()
-	kv, err := NewKV(m, opts)
+	kv, err := models.NewKV(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestImportSharedConfigs(t *testing.T) {
 			if want := "imported from " + tt.file + " by kvplan models import"; m.Source != want {
 				t.Errorf("source %q, want %q", m.Source, want)
 			}
-			kv := kvOf(t, m, KVOptions{})
+			kv := kvOf(t, m, models.KVOptions{})
 			if got := kv.BytesPerToken(); got != tt.bytesPerToken {
 				t.Errorf("bytes/token %d, want %d", got, tt.bytesPerToken)
 			}
@@ -146,11 +147,11 @@ func TestImportDeepSeekFP8(t *testing.T) {
 		t.Fatalf("mla %+v, want 512 / 64", m.MLA)
 	}
 	// 61 × 576 × 1 byte
-	if got := kvOf(t, m, KVOptions{KVDtype: "fp8"}).BytesPerToken(); got != 35_136 {
+	if got := kvOf(t, m, models.KVOptions{KVDtype: "fp8"}).BytesPerToken(); got != 35_136 {
 		t.Errorf("fp8 bytes/token %d, want 35,136", got)
 	}
 	// MLA is not split by tensor parallelism.
-	if got := kvOf(t, m, KVOptions{TP: 8}).BytesPerToken(); got != 70_272 {
+	if got := kvOf(t, m, models.KVOptions{TP: 8}).BytesPerToken(); got != 70_272 {
 		t.Errorf("tp 8 bytes/token %d, want 70,272", got)
 	}
 	wantNote(t, notes, "1 multi-token-prediction layer(s) are not counted")
@@ -172,7 +173,7 @@ func TestImportGPTOSS(t *testing.T) {
 	}
 	// A request of 4,096 tokens: 18 sliding layers hold 128 tokens, 18 full hold all.
 	// 128 × 18 × 2,048 + 4,096 × 18 × 2,048 = 4,718,592 + 150,994,944
-	if got := kvOf(t, m, KVOptions{}).RequestBytes(4096); got != 155_713_536 {
+	if got := kvOf(t, m, models.KVOptions{}).RequestBytes(4096); got != 155_713_536 {
 		t.Errorf("request bytes %d, want 155,713,536", got)
 	}
 	wantNote(t, notes, "head_dim 64 differs from hidden_size/num_attention_heads 45; using head_dim")
@@ -253,7 +254,7 @@ func TestImportVariants(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			m, notes := importFile(t, filepath.Join("variants", tt.file))
-			kv := kvOf(t, m, KVOptions{})
+			kv := kvOf(t, m, models.KVOptions{})
 			if m.Name != tt.name || m.Layers != tt.layers {
 				t.Errorf("name %q layers %d, want %q %d", m.Name, m.Layers, tt.name, tt.layers)
 			}
@@ -323,7 +324,7 @@ func TestImportErrors(t *testing.T) {
 		{"head-dim-indivisible.json", "head-dim-indivisible.json: head_dim: missing or null, and hidden_size 1000 is not divisible by num_attention_heads 64"},
 	}
 	for _, tt := range files {
-		data, err := os.ReadFile(filepath.Join("..", "testdata", "models", "broken", tt.file))
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "broken", tt.file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,6 +377,18 @@ func TestImportErrors(t *testing.T) {
 		{"absurd size", llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 100000`),
 			"config.json:4:3: num_hidden_layers: with these dimensions the model would have more than 10^15 parameters; check the config"},
 		{"MLA without rope dim", llama(`"kv_lora_rank": 512`), "config.json: qk_rope_head_dim: missing"},
+		{"duplicate key", strings.Replace(llama(`"num_hidden_layers": 2`), `"vocab_size": 1000`, `"num_hidden_layers": 4`, 1),
+			"config.json:6:3: num_hidden_layers: appears twice in the same object (first on line 2); JSON readers keep only one of them, so say which you mean"},
+		{"duplicate nested key", llama(`"quantization_config": {"quant_method": "fp8",` + "\n" + `  "quant_method": "awq"}`),
+			"config.json:3:3: quantization_config.quant_method: appears twice in the same object (first on line 2); JSON readers keep only one of them, so say which you mean"},
+		{"Infinity where a number is needed", llama(`"num_hidden_layers": Infinity`),
+			"config.json:2:3: num_hidden_layers: is the non-finite number Infinity; expected an integer"},
+		{"NaN where a string is needed", llama(`"torch_dtype": NaN`),
+			"config.json:2:3: torch_dtype: is the non-finite number NaN; expected a string"},
+		{"Infinity after it on the line", llama(`"time_step_limit": [0.0, -Infinity], "head_dim": "x"`),
+			"config.json:2:40: head_dim: is a string; expected an integer"},
+		{"bare word", llama(`"time_step_limit": Infinite`), "config.json:2:22: JSON syntax: invalid character 'I' looking for beginning of value"},
+		{"invalid UTF-8", llama(`"architectures": ["Caf` + "\xe9" + `"]`), "config.json:2:25: invalid UTF-8 (byte 0xe9); a config.json must be UTF-8 text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -459,7 +472,7 @@ func TestImportNames(t *testing.T) {
 func TestEncodeTOMLRoundTrip(t *testing.T) {
 	var files []string
 	for _, g := range []string{"*.json", "variants/*.json"} {
-		m, _ := filepath.Glob(filepath.Join("..", "testdata", "models", g))
+		m, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "models", g))
 		files = append(files, m...)
 	}
 	if len(files) < 20 {
@@ -467,7 +480,7 @@ func TestEncodeTOMLRoundTrip(t *testing.T) {
 	}
 	var all []byte
 	for _, f := range files {
-		rel, _ := filepath.Rel(filepath.Join("..", "testdata", "models"), f)
+		rel, _ := filepath.Rel(filepath.Join("..", "..", "testdata", "models"), f)
 		m, _ := importFile(t, rel)
 		out, err := EncodeTOML(m)
 		if err != nil {
@@ -485,7 +498,7 @@ func TestEncodeTOMLRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(&got, m) {
 			t.Errorf("%s: round trip\n got %+v\nwant %+v", rel, got, *m)
 		}
-		if a, b := kvOf(t, &got, KVOptions{}).RequestBytes(10_000), kvOf(t, m, KVOptions{}).RequestBytes(10_000); a != b {
+		if a, b := kvOf(t, &got, models.KVOptions{}).RequestBytes(10_000), kvOf(t, m, models.KVOptions{}).RequestBytes(10_000); a != b {
 			t.Errorf("%s: request bytes %d after the round trip, want %d", rel, a, b)
 		}
 		all = append(append(all, out...), '\n')
@@ -556,7 +569,7 @@ func wantNote(t *testing.T, notes []string, sub string) {
 // round-trips. `go test` runs the seeds: every fixture.
 func FuzzImportConfig(f *testing.F) {
 	for _, g := range []string{"*.json", "variants/*.json", "broken/*.json"} {
-		files, _ := filepath.Glob(filepath.Join("..", "testdata", "models", g))
+		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "models", g))
 		for _, file := range files {
 			data, err := os.ReadFile(file)
 			if err != nil {
