@@ -92,14 +92,18 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
-	if len(r.Assumptions) > 0 {
+	if len(r.Notes) > 0 {
 		var notes []string
-		for _, n := range r.Assumptions {
-			notes = append(notes, "assumed: "+n.String())
+		for _, n := range r.Notes {
+			notes = append(notes, "note: "+n.String())
 		}
 		suite.SystemOut = strings.Join(notes, "\n")
 	}
-	doc := junitSuites{Name: "kvplan check", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Suites: []junitSuite{suite}}
+	return writeJUnit(w, junitSuites{Name: "kvplan check", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Suites: []junitSuite{suite}})
+}
+
+// writeJUnit writes doc as an indented JUnit XML document.
+func writeJUnit(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
