@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -450,5 +451,116 @@ func TestTimedConfigErrors(t *testing.T) {
 	}
 	if r.Timing.Rejected != 2 || r.Timing.Completed != 1 || r.Requests != 1 {
 		t.Errorf("rejected %d completed %d requests %d, want 2 1 1", r.Timing.Rejected, r.Timing.Completed, r.Requests)
+	}
+}
+
+// TestTimedRandomConfigs runs random engine settings, loads and workloads
+// and checks what must hold whatever they are: every request completes or
+// is rejected, latencies are finite and ordered (queue and TTFT within
+// end-to-end), busy fractions within [0, 1], and every block handed back.
+func TestTimedRandomConfigs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	steps := []StepTimer{constStep(3), affineStep{base: 2, perPrefill: 0.01, perContext: 1e-3}, sqrtStep{}}
+	n := 200
+	if testing.Short() {
+		n = 20
+	}
+	ran, preempted := 0, 0
+	defer func() {
+		t.Logf("%d of %d configurations completed requests, %d preempted", ran, n, preempted)
+		if !testing.Short() && (ran < n/2 || preempted < n/10) {
+			t.Errorf("the random configurations no longer exercise the engine: %d ran, %d preempted", ran, preempted)
+		}
+	}()
+	for i := range n {
+		bs := []int{16, 32, 64}[rng.IntN(3)]
+		syn := Synthetic{Prefixes: 1 + rng.IntN(8), PrefixTokens: 1 + rng.IntN(600), Repeats: 1 + rng.IntN(6),
+			OutputTokens: 1 + rng.IntN(300), BlockSize: bs, Seed: rng.Uint64()}
+		syn.TailTokens = rng.IntN(syn.PrefixTokens + 1)
+		cfg := Config{Workers: 1 + rng.IntN(4), CapacityBlocks: 4 + rng.IntN(120), Seed: rng.Uint64(), Policy: Policies()[rng.IntN(6)]}
+		switch rng.IntN(3) {
+		case 0:
+			cfg.Concurrency = 1 + rng.IntN(16)
+		case 1:
+			cfg.RatePerS = 1 + rng.Float64()*200
+		}
+		e := &Engine{Step: steps[rng.IntN(3)], MaxNumBatchedTokens: 1 + rng.IntN(600), MaxNumSeqs: 1 + rng.IntN(10), ExactSteps: rng.IntN(4) == 0}
+		if rng.IntN(2) == 0 {
+			e.DecodeWorkers = 1 + rng.IntN(3)
+			e.DecodeCapacityBlocks = rng.IntN(100)
+			e.Link = Link{BytesPerS: 1e3 + rng.Float64()*1e6, LatencyMS: rng.Float64() * 3, BytesPerToken: rng.Float64() * 100, Dedicated: rng.IntN(3) == 0}
+		}
+		cfg.Engine = e
+		src, err := syn.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(src, cfg)
+		if err != nil {
+			t.Fatalf("config %d %+v %+v: %v", i, cfg, *e, err)
+		}
+		tm := r.Timing
+		if tm.Completed > 0 {
+			ran++
+		}
+		if tm.Preemptions > 0 {
+			preempted++
+		}
+		offered := syn.Prefixes * syn.Repeats
+		if tm.Completed+tm.Rejected != offered || r.Requests != tm.Completed {
+			t.Fatalf("config %d: %d completed + %d rejected of %d offered, %d counted", i, tm.Completed, tm.Rejected, offered, r.Requests)
+		}
+		for _, l := range []Latency{tm.TTFTMS, tm.TPOTMS, tm.E2EMS, tm.QueueMS, tm.TransferMS} {
+			for _, v := range []float64{l.P50, l.P90, l.P99, l.Mean} {
+				if !(v >= 0) || math.IsInf(v, 0) {
+					t.Fatalf("config %d: latency %+v", i, l)
+				}
+			}
+		}
+		if tm.Completed > 0 && (tm.TTFTMS.Mean > tm.E2EMS.Mean*(1+1e-12) || tm.QueueMS.Mean > tm.E2EMS.Mean*(1+1e-12)) {
+			t.Fatalf("config %d: ttft %v queue %v beyond e2e %v", i, tm.TTFTMS, tm.QueueMS, tm.E2EMS)
+		}
+		for _, w := range r.Workers {
+			if w.GPUBusyFraction < 0 || w.GPUBusyFraction > 1+1e-9 || w.PeakOccupancyBlocks > max(cfg.CapacityBlocks, e.DecodeCapacityBlocks) {
+				t.Fatalf("config %d: worker %+v %+v", i, w, *w.WorkerTiming)
+			}
+		}
+	}
+}
+
+// TestTimedBlocksHandedBack: at the end of a run no block is pinned or
+// scratch on any worker.
+func TestTimedBlocksHandedBack(t *testing.T) {
+	syn := Synthetic{Prefixes: 6, PrefixTokens: 700, Repeats: 5, TailTokens: 50, OutputTokens: 40, Seed: 1}
+	for _, dw := range []int{0, 2} {
+		cfg := Config{Workers: 2, CapacityBlocks: 120, Seed: 1, Concurrency: 7, Policy: KVAware}
+		cfg.Engine = &Engine{Step: affineStep{base: 2, perPrefill: 0.01, perContext: 1e-3}, MaxNumBatchedTokens: 256, MaxNumSeqs: 4,
+			DecodeWorkers: dw, Link: Link{BytesPerS: 1e6, BytesPerToken: 50}}
+		src, _ := syn.Open()
+		settled, mode, err := cfg.settle(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := newTimedSim(settled, polKVAware, mode, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &producer{cfg: settled, mode: mode, src: src, hist: newHistory(settled.SeenBlocks, 0), first: newFirstSeen(settled.SeenBlocks), inline: []policySim{s}}
+		if err := p.run(nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Timing.Preemptions == 0 && dw == 0 {
+			t.Error("the test workload no longer preempts")
+		}
+		for _, e := range s.engines {
+			if c := e.cache; c.pinned != 0 || c.scratch != 0 || len(e.running) != 0 || e.waiting.len() != 0 || e.receiving != 0 {
+				t.Errorf("decode workers %d, engine %d: pinned %d scratch %d running %d waiting %d receiving %d",
+					dw, e.idx, c.pinned, c.scratch, len(e.running), e.waiting.len(), e.receiving)
+			}
+		}
 	}
 }
