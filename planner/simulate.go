@@ -1,0 +1,111 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/links"
+	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/units"
+)
+
+// SimulationScenario is a deployment to simulate in time: one model on
+// workers of one GPU type, aggregated or (with Link) disaggregated.
+type SimulationScenario struct {
+	Model  *catalog.Model
+	GPU    *catalog.GPU
+	Engine *catalog.Engine
+	KV     models.KVOptions // KV dtype and tensor parallelism
+
+	GPUUtil             float64 // --gpu-memory-utilization, in (0, 1]
+	EnforceEager        bool
+	MaxModelLen         int // 0 = the model's max context
+	BlockSize           int // tokens per KV block
+	MaxNumBatchedTokens int // 0 = the engine's default for the GPU
+	MaxNumSeqs          int // 0 = the engine's default for the GPU
+
+	// Link carries the KV from prefill to decode workers; nil when
+	// aggregated. Both sides run the same GPU, tp and engine.
+	Link *catalog.Link
+}
+
+// SimulationPlan is what the timed simulator needs, in plain numbers, with
+// how each was derived.
+type SimulationPlan struct {
+	Memory *MemoryPlan `json:"memory"`
+	// CapacityBlocks is a worker's KV blocks (kvplan memory's kv_blocks).
+	CapacityBlocks      int `json:"capacity_blocks"`
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens"`
+	MaxNumSeqs          int `json:"max_num_seqs"`
+
+	// Disaggregated only: the link's busiest path.
+	Link              string  `json:"link,omitempty"`
+	LinkRatePer       string  `json:"link_rate_per,omitempty"`
+	ParallelPaths     int     `json:"parallel_paths,omitempty"`
+	PathBytesPerToken float64 `json:"path_bytes_per_token,omitempty"`
+	PathBytesPerS     float64 `json:"path_bytes_per_s,omitempty"`
+	LinkLatencyMS     float64 `json:"link_latency_ms,omitempty"`
+	LinkShared        bool    `json:"link_shared,omitempty"`
+
+	Derivation Derivation `json:"derivation,omitempty"`
+}
+
+// PlanSimulation sizes the simulated workers with the memory model and
+// places the KV transfer on the link's paths. A worker that cannot start
+// (weights leave no KV cache, or vLLM would refuse its max_model_len) is an
+// error that says what to change.
+func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
+	mp, err := PlanMemory(MemoryScenario{Model: sc.Model, KV: sc.KV, GPU: sc.GPU, Engine: sc.Engine, GPUUtil: sc.GPUUtil,
+		EnforceEager: sc.EnforceEager, MaxModelLen: sc.MaxModelLen, BlockSize: sc.BlockSize,
+		MaxNumBatchedTokens: sc.MaxNumBatchedTokens, MaxNumSeqs: sc.MaxNumSeqs})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !mp.ModelFits || mp.KVBlocks <= 0:
+		return nil, fmt.Errorf("%s on %s (tp %d) at --gpu-memory-utilization %g leaves no room for a KV cache: weights of %s per rank against %s requested; "+
+			"use more tensor-parallel ranks (--tp), fp8 weights, a higher utilization or a bigger GPU (kvplan memory shows the budget)",
+			mp.Model, mp.GPU, mp.TP, mp.GPUUtil, units.Bytes(mp.WeightsBytes), units.Bytes(mp.RequestedBytes))
+	case !mp.MaxModelLenFits:
+		return nil, fmt.Errorf("%s on %s: vLLM refuses to start, one request of max_model_len %d needs more KV than the %d slots a worker has; "+
+			"give --max-model-len %d or less, or more memory (kvplan memory shows the budget)",
+			mp.Model, mp.GPU, mp.MaxModelLen, mp.KVSlotsTokens, mp.LargestFittingMaxModelLen)
+	case mp.KVBlocks > 1<<31-1:
+		return nil, fmt.Errorf("%s on %s: %d KV blocks is more than the simulator addresses", mp.Model, mp.GPU, mp.KVBlocks)
+	}
+	p := &SimulationPlan{Memory: mp, CapacityBlocks: int(mp.KVBlocks), MaxNumBatchedTokens: mp.MaxNumBatchedTokens, MaxNumSeqs: mp.MaxNumSeqs}
+	d := &p.Derivation
+	d.Add("capacity_blocks", float64(p.CapacityBlocks), "blocks", "kvplan memory's kv_blocks of one worker (every rank holds the same tokens)",
+		"%d slots / %d tokens a block", mp.KVSlotsTokens, mp.BlockSize)
+	if sc.Link == nil {
+		return p, nil
+	}
+	tp := mp.TP
+	perToken := mp.KVBytesPerToken * int64(tp) // what the decode ranks pull for one token, added up
+	paths, err := links.Split(sc.Link, perToken, tp, tp)
+	if err != nil {
+		return nil, err
+	}
+	p.Link, p.LinkRatePer, p.ParallelPaths = sc.Link.Name, sc.Link.RatePer, paths.Rails
+	if p.LinkRatePer == "" {
+		p.LinkRatePer = catalog.RatePerNode
+	}
+	p.PathBytesPerToken = float64(perToken) / float64(paths.Rails)
+	p.PathBytesPerS, p.LinkLatencyMS, p.LinkShared = sc.Link.EffectiveBytesPerS, sc.Link.LatencyMS, sc.Link.Shared
+	if paths.PerGPU {
+		d.Add("path_bytes_per_token", p.PathBytesPerToken, "B/token",
+			"KV bytes per token per rank × tp / tp rails: the link's rate is per GPU, each rank sends its own shard on its own rail (an MLA latent is one copy a rank)",
+			"%d × %d / %d", mp.KVBytesPerToken, tp, paths.Rails)
+	} else {
+		d.Add("path_bytes_per_token", p.PathBytesPerToken, "B/token",
+			"KV bytes per token per rank × tp: the link is one path per node, every rank's KV crosses it",
+			"%d × %d", mp.KVBytesPerToken, tp)
+	}
+	shared := "shared by every transfer in flight (processor sharing)"
+	if !p.LinkShared {
+		shared = "each transfer at the full rate (not shared)"
+	}
+	d.Add("path_bytes_per_s", p.PathBytesPerS, "B/s", "the link's effective throughput, "+shared, "%s", sc.Link.Effective)
+	d.Note(sc.Link.Source)
+	return p, nil
+}
