@@ -7,23 +7,25 @@ const (
 	evArrived                // a transfer's latency has passed: its KV is on the decode worker (id: seq)
 )
 
-// event is one entry of the timed simulation's agenda. Entries are never
-// removed: a superseded one (an iteration cut short, a link whose next
-// completion moved) carries an old version and is skipped when popped.
+// event is one entry of the timed simulation's agenda, at time at. Entries
+// are never removed: a superseded one (an iteration cut short, a link whose
+// next completion moved) carries an old version and is skipped when popped.
+// The link's transfers in flight use the same entries, at their virtual
+// finish.
 type event struct {
-	t    float64
-	ord  uint64 // push order: ties at one time go first in, first out
+	at   float64
+	ord  uint64 // push order: ties go first in, first out
 	id   int32
 	ver  uint32
 	kind uint8
 }
 
-// eventHeap is a binary min-heap by time, then push order.
+// eventHeap is a binary min-heap by at, then push order.
 type eventHeap []event
 
 func eventLess(a, b *event) bool {
-	if a.t != b.t {
-		return a.t < b.t
+	if a.at != b.at {
+		return a.at < b.at
 	}
 	return a.ord < b.ord
 }

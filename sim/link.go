@@ -14,14 +14,8 @@ type linkState struct {
 	latencyMS  float64
 	dedicated  bool
 
-	v, t float64 // virtual bytes at real time t (ms)
-	q    psHeap  // transfers in flight by virtual finish
-}
-
-type psEntry struct {
-	vEnd float64
-	seq  int32
-	ord  uint64 // start order, for ties
+	v, t float64   // virtual bytes at real time t (ms)
+	q    eventHeap // transfers in flight: at is the virtual finish, id the sequence
 }
 
 func newLink(l Link) linkState {
@@ -43,7 +37,7 @@ func (l *linkState) start(now, bytes float64, seq int32, ord uint64) (doneMS flo
 		return now + bytes/l.bytesPerMS + l.latencyMS, false
 	}
 	l.advance(now)
-	l.q.push(psEntry{vEnd: l.v + bytes, seq: seq, ord: ord})
+	l.q.push(event{at: l.v + bytes, id: seq, ord: ord})
 	return 0, true
 }
 
@@ -53,7 +47,7 @@ func (l *linkState) next() float64 {
 	if len(l.q) == 0 {
 		return math.Inf(1)
 	}
-	return l.t + max(l.q[0].vEnd-l.v, 0)*float64(len(l.q))/l.bytesPerMS
+	return l.t + max(l.q[0].at-l.v, 0)*float64(len(l.q))/l.bytesPerMS
 }
 
 // finish removes the first transfer at now (its next()) and returns it.
@@ -63,53 +57,5 @@ func (l *linkState) finish(now float64) int32 {
 	if len(l.q) == 0 {
 		l.v, l.t = 0, now // restart the clock: no rounding carried over idle gaps
 	}
-	return e.seq
-}
-
-// psHeap is a binary min-heap by virtual finish, then start order.
-type psHeap []psEntry
-
-func psLess(a, b psEntry) bool {
-	if a.vEnd != b.vEnd {
-		return a.vEnd < b.vEnd
-	}
-	return a.ord < b.ord
-}
-
-func (h *psHeap) push(e psEntry) {
-	*h = append(*h, e)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !psLess(q[i], q[p]) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-}
-
-func (h *psHeap) pop() psEntry {
-	q := *h
-	top := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q = q[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && psLess(q[r], q[l]) {
-			m = r
-		}
-		if !psLess(q[m], q[i]) {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
-	*h = q
-	return top
+	return e.id
 }

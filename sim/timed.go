@@ -223,7 +223,7 @@ func (s *timedSim) newSeq() int32 {
 
 func (s *timedSim) push(t float64, kind uint8, id int32, ver uint32) {
 	s.ord++
-	s.agenda.push(event{t: t, ord: s.ord, id: id, ver: ver, kind: kind})
+	s.agenda.push(event{at: t, ord: s.ord, id: id, ver: ver, kind: kind})
 }
 
 // kick tells an engine it has new work: an idle one is scheduled once the
@@ -259,7 +259,7 @@ func (s *timedSim) runUntil(t float64) {
 	for {
 		next := math.Inf(1)
 		if len(s.agenda) > 0 {
-			next = s.agenda[0].t
+			next = s.agenda[0].at
 		}
 		switch {
 		case next <= t && next <= s.nowMS: // the current instant's events first
@@ -280,7 +280,7 @@ func (s *timedSim) runUntil(t float64) {
 // there is nothing left to do.
 func (s *timedSim) processOne() bool {
 	switch {
-	case len(s.agenda) > 0 && s.agenda[0].t <= s.nowMS:
+	case len(s.agenda) > 0 && s.agenda[0].at <= s.nowMS:
 		s.handle(s.agenda.pop())
 	case len(s.pendingE) > 0:
 		s.flush()
@@ -293,7 +293,7 @@ func (s *timedSim) processOne() bool {
 }
 
 func (s *timedSim) handle(ev event) {
-	s.nowMS = max(s.nowMS, ev.t)
+	s.nowMS = max(s.nowMS, ev.at)
 	switch ev.kind {
 	case evIteration:
 		e := s.engines[ev.id]
