@@ -761,8 +761,8 @@ func (s *timedSim) finish(e *engine, si int32) {
 	s.completed++
 	s.outTokens += int64(sq.out)
 	s.lastMS = max(s.lastMS, now)
-	s.ttft.add(sq.firstMS - sq.arrivalMS)
-	s.e2e.add(now - sq.arrivalMS)
+	s.ttft.add(s.eng.FrontendMS + sq.firstMS - sq.arrivalMS)
+	s.e2e.add(s.eng.FrontendMS + now - sq.arrivalMS)
 	if sq.out > 1 {
 		s.tpot.add((now - sq.firstMS) / float64(sq.out-1))
 	}

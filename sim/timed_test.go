@@ -233,12 +233,15 @@ func TestTimedDisaggregation(t *testing.T) {
 	if !near(r.Workers[0].GPUBusyFraction, 10.0/4040) || !near(r.Workers[1].GPUBusyFraction, 30.0/4040) {
 		t.Errorf("busy %v %v", r.Workers[0].GPUBusyFraction, r.Workers[1].GPUBusyFraction)
 	}
-	// Dedicated (not shared): each transfer takes 1,000 ms.
+	// Dedicated (not shared): each transfer takes 1,000 ms, plus 5 ms of
+	// latency. A frontend overhead of 13 ms adds to TTFT and end to end,
+	// not to the engines' work.
 	cfg.Engine.Link.Dedicated = true
 	cfg.Engine.Link.LatencyMS = 5
+	cfg.Engine.FrontendMS = 13
 	r = runTimed(t, reqs, 16, false, cfg)
-	if tm := r.Timing; !near(tm.TransferMS.P50, 1005) || !near(tm.TTFTMS.P50, 1025) {
-		t.Errorf("dedicated: transfer %v ttft %v; want 1005 1025", tm.TransferMS, tm.TTFTMS)
+	if tm := r.Timing; !near(tm.TransferMS.P50, 1005) || !near(tm.TTFTMS.P50, 1038) || !near(tm.E2EMS.P50, 1058) || tm.DurationMS != 1045 {
+		t.Errorf("dedicated: transfer %v ttft %v e2e %v duration %v; want 1005 1038 1058 1045", tm.TransferMS, tm.TTFTMS, tm.E2EMS, tm.DurationMS)
 	}
 }
 
@@ -426,6 +429,7 @@ func TestTimedConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Engine.Step = nil }, "no step-time model"},
 		{func(c *Config) { c.Engine.MaxNumBatchedTokens = 0 }, "max_num_batched_tokens 0"},
 		{func(c *Config) { c.Engine.MaxNumSeqs = -1 }, "max_num_seqs -1"},
+		{func(c *Config) { c.Engine.FrontendMS = math.NaN() }, "frontend overhead NaN"},
 		{func(c *Config) { c.CapacityBlocks = 0 }, "needs a KV capacity"},
 		{func(c *Config) { c.Engine.DecodeWorkers = 1 }, "link: throughput 0"},
 		{func(c *Config) { c.Engine.DecodeWorkers = 1; c.Engine.Link = Link{BytesPerS: math.NaN()} }, "link: throughput NaN"},
