@@ -76,10 +76,12 @@ type Engine struct {
 	DecodeMaxNumBatchedTokens, DecodeMaxNumSeqs int
 	// Link carries the KV from prefill to decode workers.
 	Link Link
-	// FrontendMS is a fixed cost per request outside the engine (HTTP,
-	// tokenization, the routing decision), added to its TTFT and end-to-end
-	// latency; it does not hold a worker or delay the next request of a
-	// closed-loop client. FACTS §5 measured about 13 ms at concurrency 1.
+	// FrontendMS is the time a request spends in the frontend (HTTP,
+	// tokenization, the routing decision) before it reaches the router and
+	// its worker: latencies count from the client's send, so TTFT and
+	// end-to-end include it, and a closed-loop client's next request reaches
+	// the engine that much after the last one ended. FACTS §5 measured about
+	// 13 ms at concurrency 1.
 	FrontendMS float64
 	// ExactSteps times every decode iteration with Step instead of taking
 	// decode-only runs in stretches.

@@ -5,6 +5,7 @@ const (
 	evIteration uint8 = iota // an engine's iteration ends (id: engine, ver)
 	evLink                   // the shared link's first transfer moves its last byte (ver)
 	evArrived                // a transfer's latency has passed: its KV is on the decode worker (id: seq)
+	evDelivered              // a routed request leaves the frontend for its worker (id: seq)
 )
 
 // event is one entry of the timed simulation's agenda, at time at. Entries

@@ -58,17 +58,18 @@ type Result struct {
 }
 
 // Timing is what the timed simulation adds to a Result. Latencies are over
-// the completed requests, from each request's arrival (its issue time in a
-// closed loop).
+// the completed requests, from each request's arrival (the client's send:
+// its issue time in a closed loop), Engine.FrontendMS before it reaches the
+// router.
 type Timing struct {
 	// TTFTMS is the time to the first token: arrival to the end of the
-	// iteration that samples it (on the decode worker when disaggregated),
-	// plus Engine.FrontendMS.
+	// iteration that samples it (on the decode worker when disaggregated);
+	// it includes Engine.FrontendMS.
 	TTFTMS Latency `json:"ttft_ms"`
 	// TPOTMS is the time per output token after the first: (end − first
 	// token) / (output − 1), over requests of at least 2 output tokens.
 	TPOTMS Latency `json:"tpot_ms"`
-	// E2EMS is arrival to the last token, plus Engine.FrontendMS.
+	// E2EMS is arrival to the last token.
 	E2EMS Latency `json:"e2e_ms"`
 	// QueueMS is the time spent waiting for admission: in a worker's queue,
 	// and when disaggregated also for blocks on the decode worker.

@@ -152,7 +152,8 @@ func (s *timedSim) routerOf() *router { return s.router }
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // step issues one request: it runs the agenda up to the request's arrival
-// (or until a client of the closed loop is free), then routes it.
+// (or until a client of the closed loop is free), routes it, and hands it to
+// its worker Engine.FrontendMS later.
 func (s *timedSim) step(q *prepared, ids []uint64) error {
 	if s.mode == loadClosed {
 		for s.inFlight >= s.cfg.Concurrency {
@@ -171,29 +172,49 @@ func (s *timedSim) step(q *prepared, ids []uint64) error {
 		s.rejected++
 		return nil
 	}
-	bs := s.bs
-	reqBlocks := ceilDiv(q.in, bs)
-	s.refreshLoads(s.engines[:len(s.workers)])
-	w := s.router.choose(ids, reqBlocks, s.workers)
-	if s.router.kind == polKVAwareApprox {
-		s.hist.recordSent(ids, q.seen, s.router.ov[w], w)
-	}
 	si := s.newSeq()
 	sq := &s.seqs[si]
 	sq.in, sq.out = q.in, out
 	sq.ids = append(sq.ids[:0], ids...)
 	sq.seen, sq.repeat = q.seen, q.repeat
-	sq.arrivalMS, sq.waitFromMS = s.nowMS, s.nowMS
-	e := s.engines[w]
-	sq.engine, sq.pengine = e.idx, e.idx
-	sq.state = seqWaiting
-	e.waiting.pushBack(si)
-	e.rt.running++
-	e.rt.requests++
-	e.rt.queued += reqBlocks
+	sq.arrivalMS = s.nowMS
 	s.inFlight++
-	s.kick(e)
+	// The frontend's router decides as the request comes in (kv-aware-approx
+	// must: it records its decision in the pass's history, which the pass
+	// reads request by request); the worker gets it after the frontend.
+	sq.engine = s.route(sq, q)
+	if fe := s.eng.FrontendMS; fe > 0 {
+		s.push(s.nowMS+fe, evDelivered, si, 0)
+		return nil
+	}
+	s.enqueue(si)
 	return nil
+}
+
+// route picks the worker of a request.
+func (s *timedSim) route(sq *seq, q *prepared) int32 {
+	s.refreshLoads(s.engines[:len(s.workers)])
+	w := s.router.choose(sq.ids, ceilDiv(sq.in, s.bs), s.workers)
+	if s.router.kind == polKVAwareApprox {
+		s.hist.recordSent(sq.ids, q.seen, s.router.ov[w], w)
+	}
+	rt := &s.workers[w]
+	rt.running++
+	rt.requests++
+	rt.queued += ceilDiv(sq.in, s.bs)
+	return int32(w)
+}
+
+// enqueue puts a routed request in its worker's queue. The router counts it
+// as that worker's load from its decision on.
+func (s *timedSim) enqueue(si int32) {
+	sq := &s.seqs[si]
+	e := s.engines[sq.engine]
+	sq.pengine = e.idx
+	sq.state = seqWaiting
+	sq.waitFromMS = s.nowMS
+	e.waiting.pushBack(si)
+	s.kick(e)
 }
 
 // rejects reports whether a request could never run: an empty prompt (vLLM
@@ -314,6 +335,8 @@ func (s *timedSim) handle(ev event) {
 		}
 	case evArrived:
 		s.transferDone(ev.id)
+	case evDelivered:
+		s.enqueue(ev.id)
 	}
 }
 
@@ -761,8 +784,8 @@ func (s *timedSim) finish(e *engine, si int32) {
 	s.completed++
 	s.outTokens += int64(sq.out)
 	s.lastMS = max(s.lastMS, now)
-	s.ttft.add(s.eng.FrontendMS + sq.firstMS - sq.arrivalMS)
-	s.e2e.add(s.eng.FrontendMS + now - sq.arrivalMS)
+	s.ttft.add(sq.firstMS - sq.arrivalMS)
+	s.e2e.add(now - sq.arrivalMS)
 	if sq.out > 1 {
 		s.tpot.add((now - sq.firstMS) / float64(sq.out-1))
 	}
