@@ -70,7 +70,10 @@
 // requests: one producer parses, validates and classifies each request
 // against one history of seen blocks, and hands batches to one goroutine per
 // policy (kv-aware-approx runs in the producer, since its routing state is
-// that history). Each result equals a run of that policy alone, whatever the
+// that history). kv-aware-no-events routes exactly like least-loaded (its
+// overlaps are all 0, so the cost's first term is the same on every worker),
+// so when both run the pass simulates least-loaded once and reports it under
+// both names. Each result equals a run of that policy alone, whatever the
 // goroutine schedule (TestOnePassEqualsSeparateRuns).
 //
 // # Metrics

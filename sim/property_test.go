@@ -133,15 +133,44 @@ func TestKVAwareAtLeastRoundRobinWhenItFits(t *testing.T) {
 // kv-aware cost reduces to a constant plus active blocks, and with the same
 // tie-break that is least-loaded routing, request for request, whether
 // sequential or following trace timestamps.
+//
+// Each runs on its own here: RunAll relies on this equivalence and reports
+// least-loaded's run under both names.
 func TestNoEventsIsLoadBalancing(t *testing.T) {
 	for _, conc := range []int{0, 1, 4} {
-		open := func() (Source, error) { return OpenMooncake(excerptPath, 16, false) }
-		res, err := RunAll(open, Config{Workers: 4, CapacityBlocks: 2000, Concurrency: conc}, []string{KVAwareNoEvents, LeastLoaded})
-		if err != nil {
-			t.Fatal(err)
+		run := func(pol string) Result {
+			src, err := OpenMooncake(excerptPath, 16, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			r, err := Run(src, Config{Workers: 4, CapacityBlocks: 2000, Concurrency: conc, Policy: pol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		ne, ll := run(KVAwareNoEvents), run(LeastLoaded)
+		if !sameRouting(ne, ll) {
+			t.Errorf("concurrency %d: no-events %+v\nleast-loaded %+v", conc, ne, ll)
+		}
+	}
+	// Timed, under load: the router sees blocks held and queued.
+	syn := Synthetic{Prefixes: 20, PrefixTokens: 800, Repeats: 5, TailTokens: 100, Seed: 3}
+	for _, pol := range [][2]string{{KVAwareNoEvents, LeastLoaded}} {
+		var res [2]Result
+		for i, p := range pol {
+			src, _ := syn.Open()
+			cfg := Config{Workers: 3, CapacityBlocks: 500, Seed: 2, RatePerS: 30, Policy: p, PrefillLoadScale: 3, OverlapCredit: 2,
+				Engine: &Engine{Step: affineStep{base: 5, perPrefill: 0.02, perContext: 1e-3}, MaxNumBatchedTokens: 512, MaxNumSeqs: 8}}
+			r, err := Run(src, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = r
 		}
 		if !sameRouting(res[0], res[1]) {
-			t.Errorf("concurrency %d: no-events %+v\nleast-loaded %+v", conc, res[0], res[1])
+			t.Errorf("timed: no-events %+v\nleast-loaded %+v", res[0], res[1])
 		}
 	}
 }

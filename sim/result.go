@@ -1,5 +1,7 @@
 package sim
 
+import "slices"
+
 // Result is what one policy did with one workload.
 type Result struct {
 	// Name is the policy name.
@@ -121,4 +123,21 @@ type WorkerTiming struct {
 	// Timing.DurationMS.
 	GPUBusyFraction float64 `json:"gpu_busy_fraction"`
 	Preemptions     int64   `json:"preemptions"`
+}
+
+// renamed returns a deep copy of r under another policy name.
+func (r Result) renamed(name string) Result {
+	r.Name = name
+	r.Workers = slices.Clone(r.Workers)
+	for i, w := range r.Workers {
+		if w.WorkerTiming != nil {
+			wt := *w.WorkerTiming
+			r.Workers[i].WorkerTiming = &wt
+		}
+	}
+	if r.Timing != nil {
+		t := *r.Timing
+		r.Timing = &t
+	}
+	return r
 }
