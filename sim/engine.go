@@ -35,6 +35,8 @@ type StepTimer interface {
 // and it waits at the head of the queue to recompute everything it had
 // (counted in Result.Preemptions). A request that could never fit a worker
 // (its final KV exceeds the capacity) is rejected and counted.
+// SeparatePrefill schedules as SGLang does instead: prefill iterations run
+// alone and decoding waits.
 //
 // Disaggregation (DecodeWorkers > 0): Config.Workers are then prefill
 // workers, the ones that hold the prefix caches the policies route on. A
@@ -83,6 +85,12 @@ type Engine struct {
 	// the engine that much after the last one ended. FACTS §5 measured about
 	// 13 ms at concurrency 1.
 	FrontendMS float64
+	// SeparatePrefill schedules as SGLang does by default: an iteration
+	// either prefills (running prefills, then waiting requests, within
+	// MaxNumBatchedTokens) or, when there is no prefill to do, decodes every
+	// running sequence; decoding waits while prefill runs. False is vLLM's
+	// schedule, which mixes them.
+	SeparatePrefill bool
 	// ExactSteps times every decode iteration with Step instead of taking
 	// decode-only runs in stretches.
 	ExactSteps bool

@@ -353,14 +353,46 @@ func (s *timedSim) linkChanged() {
 // schedule plans and starts an engine's next iteration at the current time,
 // or leaves it idle when it has nothing to run.
 func (s *timedSim) schedule(e *engine) {
-	bs := s.bs
 	budget := e.budget
 	e.chunks, e.chunkN, e.decodes = e.chunks[:0], e.chunkN[:0], e.decodes[:0]
 	preempted := false
-	// Running sequences, in admission order.
+	if !s.eng.SeparatePrefill {
+		// vLLM: running sequences in admission order, decodes and prefill
+		// chunks together, then waiting ones.
+		budget, preempted = s.serveRunning(e, budget, seqAny)
+		s.admitWaiting(e, budget, preempted)
+	} else {
+		// SGLang: a prefill iteration when there is prefill to do, else a
+		// decode iteration of every running sequence.
+		budget, preempted = s.serveRunning(e, budget, seqPrefilling)
+		s.admitWaiting(e, budget, preempted)
+		if len(e.chunks) == 0 {
+			s.serveRunning(e, math.MaxInt, seqDecoding)
+		}
+	}
+	s.start(e)
+}
+
+// Which running sequences serveRunning serves.
+const (
+	seqAny uint8 = iota
+	seqPrefilling
+	seqDecoding
+)
+
+// serveRunning schedules e's running sequences of the given kind, in
+// admission order, within budget tokens, growing their blocks and
+// preempting when they do not fit. It returns the budget left and whether
+// it preempted.
+func (s *timedSim) serveRunning(e *engine, budget int, kind uint8) (int, bool) {
+	preempted := false
 	for i := 0; i < len(e.running) && budget > 0; i++ {
 		si := e.running[i]
 		sq := &s.seqs[si]
+		decoding := sq.known()-sq.kv == 1 && sq.gen > 0
+		if (kind == seqPrefilling && decoding) || (kind == seqDecoding && !decoding) {
+			continue
+		}
 		n := min(sq.known()-sq.kv, budget)
 		self := false
 		for !s.allocate(e, sq, sq.kv+n) {
@@ -378,15 +410,21 @@ func (s *timedSim) schedule(e *engine) {
 			break // nothing after it is running any more
 		}
 		budget -= n
-		if n == 1 && sq.gen > 0 {
+		if decoding {
 			e.decodes = append(e.decodes, si)
 		} else {
 			e.chunks = append(e.chunks, si)
 			e.chunkN = append(e.chunkN, n)
 		}
 	}
-	// Waiting sequences, first come first served, unless this iteration
-	// preempted (vLLM admits none then).
+	return budget, preempted
+}
+
+// admitWaiting admits e's waiting sequences, first come first served,
+// within budget tokens, unless this iteration preempted (vLLM admits none
+// then).
+func (s *timedSim) admitWaiting(e *engine, budget int, preempted bool) {
+	bs := s.bs
 	for !preempted && budget > 0 && e.waiting.len() > 0 && len(e.running)+e.receiving < e.maxSeqs {
 		si := e.waiting.front()
 		sq := &s.seqs[si]
@@ -442,6 +480,11 @@ func (s *timedSim) schedule(e *engine) {
 		e.chunks = append(e.chunks, si)
 		e.chunkN = append(e.chunkN, n)
 	}
+}
+
+// start times the iteration planned on e and starts it, or leaves e idle
+// when nothing was planned.
+func (s *timedSim) start(e *engine) {
 	if len(e.chunks) == 0 && len(e.decodes) == 0 {
 		return
 	}

@@ -157,6 +157,31 @@ func TestTimedBatching(t *testing.T) {
 	}
 }
 
+// TestTimedSeparatePrefill: SGLang's schedule pauses decoding while a
+// prefill runs; vLLM's mixes them.
+func TestTimedSeparatePrefill(t *testing.T) {
+	// 10 ms an iteration. A (out 5) arrives at 0, B (out 5) at 15.
+	// vLLM: A's prefill 0–10 (token 1); decodes from 10; B joins at the end
+	// of the step in progress, 20; the step 20–30 prefills B (its token 1)
+	// and decodes A (token 3); then both decode: A's tokens 4 and 5 by 50,
+	// B's 2 to 5 by 70. A: e2e 50; B: TTFT 15, e2e 55.
+	// SGLang: at 20 B's prefill runs alone (A waits), 20–30; then both
+	// decode: A needs tokens 3 to 5, done at 60; B done at 70. A: e2e 60.
+	reqs := []testReq{{arrivalMS: 0, keys: keys(6), partial: 4, output: 5}, {arrivalMS: 15, keys: []uint64{9, 8, 7, 6, 5, 4}, partial: 4, output: 5}}
+	for _, tc := range []struct {
+		separate bool
+		e2eA     float64
+	}{{false, 50}, {true, 60}} {
+		cfg := timedConfig(constStep(10), 100, 2048, 8)
+		cfg.Engine.SeparatePrefill = tc.separate
+		r := runTimed(t, reqs, 16, true, cfg)
+		tm := r.Timing
+		if tm.E2EMS.Mean != (tc.e2eA+55)/2 || tm.TTFTMS.Mean != 12.5 || tm.DurationMS != 70 {
+			t.Errorf("separate %v: e2e %v ttft %v duration %v; want e2e %v and 55, TTFT 10 and 15, 70 ms", tc.separate, tm.E2EMS, tm.TTFTMS, tm.DurationMS, tc.e2eA)
+		}
+	}
+}
+
 // TestTimedPreemption works a KV shortage through by hand.
 func TestTimedPreemption(t *testing.T) {
 	// Blocks of 16, 10 blocks a worker, 1 ms an iteration. A and B: 64
@@ -505,7 +530,8 @@ func TestTimedRandomConfigs(t *testing.T) {
 		case 1:
 			cfg.RatePerS = 1 + rng.Float64()*200
 		}
-		e := &Engine{Step: steps[rng.IntN(3)], MaxNumBatchedTokens: 1 + rng.IntN(600), MaxNumSeqs: 1 + rng.IntN(10), ExactSteps: rng.IntN(4) == 0}
+		e := &Engine{Step: steps[rng.IntN(3)], MaxNumBatchedTokens: 1 + rng.IntN(600), MaxNumSeqs: 1 + rng.IntN(10), ExactSteps: rng.IntN(4) == 0,
+			SeparatePrefill: rng.IntN(3) == 0}
 		if rng.IntN(2) == 0 {
 			e.FrontendMS = rng.Float64() * 20
 		}
