@@ -14,6 +14,7 @@ type KVScenario struct {
 	KVDtype string // "" = the model's default
 	TP      int    // 0 or 1 = no tensor parallelism
 	Tokens  int
+	Engine  string // linear-attention and Mamba state convention; "" = vllm
 }
 
 // KVPlan is the KV size of one token and one request, per tensor-parallel
@@ -30,6 +31,7 @@ type KVPlan struct {
 	KVBytesAllRanks         int64      `json:"kv_bytes_all_ranks"`
 	SlidingWindowCapApplied bool       `json:"sliding_window_cap_applied"`
 	MTPConvention           string     `json:"mtp_convention"`
+	StateConvention         string     `json:"state_convention,omitempty"` // how linear and Mamba state bytes are counted, when the model has such layers
 	Derivation              Derivation `json:"derivation,omitempty"`
 
 	kv *models.KV
@@ -46,7 +48,7 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 	if sc.TP < 0 {
 		return nil, fmt.Errorf("tp must be >= 1 (got %d)", sc.TP)
 	}
-	kv, err := models.NewKV(sc.Model, models.KVOptions{KVDtype: sc.KVDtype, TP: sc.TP})
+	kv, err := models.NewKV(sc.Model, models.KVOptions{KVDtype: sc.KVDtype, TP: sc.TP, Engine: sc.Engine})
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +65,11 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 		kv:                    kv,
 	}
 	p.KVBytesAllRanks = p.KVBytes * int64(kv.TP)
+	for _, g := range kv.Groups {
+		if g.SSMBytesEach > 0 || g.ConvBytesEach > 0 {
+			p.StateConvention = kv.State.Describe()
+		}
+	}
 	p.SlidingWindowCapApplied = p.KVBytes < int64(sc.Tokens)*p.KVBytesPerToken+p.StateBytesPerRequest
 	d := &p.Derivation
 	for _, g := range kv.Groups {
