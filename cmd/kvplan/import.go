@@ -38,6 +38,7 @@ the config pins one; sglang: the same, but fp32 recurrent state by default).`,
 			&cli.StringFlag{Name: "name", Usage: "catalog name (default: from _name_or_path or the file name)"},
 			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "state convention the notes lead with: vllm or sglang"},
 			&cli.StringFlag{Name: "weights-bytes", Usage: "the checkpoint's size (e.g. 595GB, 62GiB): it replaces the weight bytes estimated from the config"},
+			&cli.StringFlag{Name: "quant-config", Usage: "the checkpoint's hf_quant_config.json, when config.json has no quantization_config (modelopt checkpoints)"},
 			&cli.BoolFlag{Name: "print", Usage: "print the entry to stdout (the default when --out is not given)"},
 			&cli.StringFlag{Name: "out", Usage: "write the entry to this file"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
@@ -66,6 +67,12 @@ func runImport(c *cli.Context) error {
 		if opts.WeightsBytes <= 0 {
 			return fmt.Errorf("models import: --weights-bytes %s: must be > 0", s)
 		}
+	}
+	if qf := c.String("quant-config"); qf != "" {
+		if opts.QuantConfig, err = os.ReadFile(qf); err != nil {
+			return fmt.Errorf("models import: --quant-config: %w", err)
+		}
+		opts.QuantFile = qf
 	}
 	m, notes, err := hfimport.Import(data, path, opts)
 	if err != nil {

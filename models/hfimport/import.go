@@ -19,6 +19,12 @@ type Options struct {
 	Name         string // the entry's name; "" derives it from _name_or_path or the file name
 	Engine       string // whose linear and Mamba state convention the notes lead with; "" = vllm
 	WeightsBytes int64  // the checkpoint's size, when known: it replaces the weight bytes kvplan estimates
+
+	// QuantConfig is a checkpoint's separate hf_quant_config.json (modelopt
+	// writes one beside config.json), read when config.json has no
+	// quantization_config; QuantFile names it in errors.
+	QuantConfig []byte
+	QuantFile   string
 }
 
 // ImportConfig is Import with only a name.

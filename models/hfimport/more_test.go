@@ -284,3 +284,22 @@ func TestImportIndexShare(t *testing.T) {
 		}
 	}
 }
+
+// A modelopt checkpoint's separate hf_quant_config.json gives the weights and
+// the KV format when config.json has no quantization_config.
+func TestImportQuantConfigFile(t *testing.T) {
+	q := []byte(`{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]}}`)
+	m, notes, err := Import([]byte(llama()), "config.json", Options{Name: "q", QuantConfig: q, QuantFile: "hf_quant_config.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As modelopt FP8 in TestImportQuantizationBlocks: 33,554,432 × 1 + 2,053,120 × 2
+	if m.WeightDtype != "fp8" || m.WeightsBytes != 37_660_672 || m.KVDtype != "fp8" || m.Dtype != "bf16" {
+		t.Errorf("weights %s %d B, kv %s, dtype %s; want fp8 37,660,672 B, fp8, bf16", m.WeightDtype, m.WeightsBytes, m.KVDtype, m.Dtype)
+	}
+	wantNote(t, notes, "quantization read from hf_quant_config.json")
+	_, _, err = Import([]byte(llama()), "config.json", Options{Name: "q", QuantConfig: []byte(`{"quantization": {"quant_algo": "FP8",}}`), QuantFile: "hf_quant_config.json"})
+	if err == nil || !strings.HasPrefix(err.Error(), "hf_quant_config.json:1:") {
+		t.Errorf("a malformed hf_quant_config.json: %v, want an error at hf_quant_config.json:1:", err)
+	}
+}

@@ -86,6 +86,22 @@ func (imp *importer) weights(m *catalog.Model, p paramCount) error {
 	if err != nil {
 		return err
 	}
+	if q == nil && imp.opts.QuantConfig != nil {
+		// hf_quant_config.json: its errors name that file.
+		qc, err := parseConfig(imp.opts.QuantConfig, imp.opts.QuantFile)
+		if err != nil {
+			return err
+		}
+		q, field = qc.top, "quantization"
+		if inner, ok := q["quantization"].(map[string]any); ok {
+			q = inner
+		}
+		defer func(main *hfConfig) { imp.c = main }(imp.c)
+		imp.c = qc
+		imp.note("quantization read from %s", imp.opts.QuantFile)
+	} else if q != nil && imp.opts.QuantConfig != nil {
+		imp.note("%s is not read: config.json has its own quantization_config", imp.opts.QuantFile)
+	}
 	var s *quantScheme
 	if q != nil {
 		if s, err = imp.scheme(q, field); err != nil {
