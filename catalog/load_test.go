@@ -125,7 +125,7 @@ func TestBadCatalogFiles(t *testing.T) {
 		{
 			file: "negative-bandwidth.toml", line: 4, field: `link "backwards": nominal`,
 			msg:  `rate "-10Gbps" is negative`,
-			full: bad + `/negative-bandwidth.toml:4: link "backwards": nominal: rate "-10Gbps" is negative: want a positive rate such as 1Gbps`,
+			full: bad + `/negative-bandwidth.toml:4: link "backwards": nominal: rate "-10Gbps" is negative: want a rate such as 104MB/s, 25 GB/s, 1Gbps, 100Gb/s or 1.5GiB/s`,
 		},
 		{
 			file: "negative-gpu-bandwidth.toml", line: 6, field: `gpu "backwards-gpu": memory_bandwidth`,

@@ -216,6 +216,13 @@ func (l *Link) validate() []fieldErr {
 	default:
 		add("efficiency", "must be in (0, 1] (got %g), or give effective = \"104MB/s\"", l.Efficiency)
 	}
+	switch l.RatePer {
+	case "":
+		l.RatePer = RatePerNode // the conservative reading: every rank shares one path
+	case RatePerGPU, RatePerNode:
+	default:
+		add("rate_per", "%q is not accepted: want \"gpu\" (a rail per GPU, rail-optimized RDMA) or \"node\" (one path per host)", l.RatePer)
+	}
 	if l.Latency == "" {
 		add("latency", "missing: per-transfer latency such as \"0.5ms\"")
 	} else if l.LatencyMS, err = units.ParseMS(l.Latency); err != nil {
