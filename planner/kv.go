@@ -37,6 +37,18 @@ type KVPlan struct {
 	kv *models.KV
 }
 
+// Compressed reports whether some layers cache compressed entries or
+// indexer keys, so that the long-context bytes per token are not only the
+// full-attention layers'.
+func (p *KVPlan) Compressed() bool {
+	for _, g := range p.kv.Groups {
+		if g.Ratio > 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // PlanKV computes the KV bytes of sc.Tokens tokens of sc.Model.
 func PlanKV(sc KVScenario) (*KVPlan, error) {
 	if sc.Model == nil {
@@ -95,7 +107,7 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 		}
 		d.Add(name, float64(g.BytesPerToken()), "B/token", g.Formula(), "%s", g.Values())
 		if g.StateBytesEach > 0 {
-			d.Add("state_bytes_compressor", float64(int64(g.Count)*g.StateBytesEach), "B/request",
+			d.Add(fmt.Sprintf("state_bytes_compressor_ratio_%d", g.Ratio), float64(int64(g.Count)*g.StateBytesEach), "B/request",
 				"layers × compressor state per layer (replicated on every rank)", "%d × %d", g.Count, g.StateBytesEach)
 		}
 		if kv.TP > 1 && !g.Latent && g.Kind != models.KindIndexer {
@@ -127,7 +139,10 @@ func requestFormula(kv *models.KV) string {
 	case kv.HasWindows():
 		f = "Σ groups min(tokens, window) × group bytes per token"
 	}
-	if kv.StateBytesPerRequest() > 0 {
+	switch {
+	case kv.StateBytesPerRequest() > 0 && compressed:
+		f += " + state per request"
+	case kv.StateBytesPerRequest() > 0:
 		f += " + linear state per request"
 	}
 	return f

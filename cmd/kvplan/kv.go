@@ -64,12 +64,19 @@ func runKV(c *cli.Context) error {
 		{"KV per token (per rank)", bytesWithExact(p.KVBytesPerToken)},
 	}
 	if p.FullAttnBytesPerToken != p.KVBytesPerToken {
-		rows = append(rows, []string{"  of which full-attention layers", bytesWithExact(p.FullAttnBytesPerToken)})
+		label := "  of which full-attention layers"
+		if p.Compressed() {
+			label = "  per token beyond every window"
+		}
+		rows = append(rows, []string{label, bytesWithExact(p.FullAttnBytesPerToken)})
 	}
 	if p.StateBytesPerRequest > 0 {
 		label := "linear-attention state per request"
-		if p.StateConvention != "" {
+		switch {
+		case p.StateConvention != "":
 			label = fmt.Sprintf("linear/Mamba state per request (%s)", c.String("engine"))
+		case p.Compressed():
+			label = "compressor state per request"
 		}
 		rows = append(rows, []string{label, bytesWithExact(p.StateBytesPerRequest)})
 	}
