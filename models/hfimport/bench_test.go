@@ -7,7 +7,7 @@ import (
 )
 
 // BenchmarkImport imports the largest fixtures: DeepSeek-V4-Flash's
-// compressed layout and Qwen3.6's MIXED_PRECISION block of 700 modules.
+// compressed layout and Qwen3.6's MIXED_PRECISION block of 401 modules.
 func BenchmarkImport(b *testing.B) {
 	for _, f := range []string{"deepseek-v4-flash.json", "qwen3.6-27b-nvfp4.json"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "more", f))
