@@ -34,11 +34,12 @@ type PoolPlan struct {
 // Deployment is every figure of a plan file: what `kvplan check` feeds the
 // rules and shows as key figures.
 type Deployment struct {
-	Plan   *planfile.Plan
-	Model  *catalog.Model
-	Link   *catalog.Link // nil when the plan is not disaggregated and names none
-	Engine *catalog.Engine
-	KV     *KVPlan // one request's prompt
+	Plan          *planfile.Plan
+	Model         *catalog.Model
+	Link          *catalog.Link // nil when the plan is not disaggregated and names none
+	Engine        *catalog.Engine
+	EngineVersion string  // the engine version the memory accounting is for (the newest the catalog knows unless the plan says)
+	KV            *KVPlan // one request's prompt
 	// RequestKVBytes is the KV of a whole request (prompt and output), all ranks.
 	RequestKVBytes int64
 	Pools          []*PoolPlan
@@ -93,8 +94,8 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 	if engine == "" {
 		engine = DefaultEngine
 	}
-	if dep.Engine, err = cat.Engine(engine); err != nil {
-		return nil, at("runtime.engine", err)
+	if dep.Engine, dep.EngineVersion, err = cat.EngineVersion(engine, p.Runtime.EngineVersion); err != nil {
+		return nil, at(pick(p.Runtime.EngineVersion != "", "runtime.engine_version", "runtime.engine"), err)
 	}
 	w := p.Workload
 	if dep.KV, err = PlanKV(KVScenario{Model: dep.Model, KVDtype: p.Model.KVDtype, TP: p.Model.TP, Tokens: max(1, w.InputTokens)}); err != nil {
@@ -187,7 +188,9 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 		Model: dep.Model, KV: models.KVOptions{KVDtype: p.Model.KVDtype, TP: tp}, GPU: g, Engine: dep.Engine,
 		GPUUtil: util, EnforceEager: pl.EnforceEager, MaxModelLen: pl.MaxModelLen, BlockSize: block,
 		LimitBytes: pl.MemoryLimitBytes, KVBuffer: buffer, Concurrency: pp.ConcurrencyPerWorker,
-		InputTokens: max(1, p.Workload.InputTokens),
+		InputTokens:   max(1, p.Workload.InputTokens),
+		EngineVersion: dep.EngineVersion, VersionDefaulted: p.Runtime.EngineVersion == "", CPUOffloadCacheBytes: pl.CPUOffloadCacheBytes,
+		MaxNumSeqs: pl.MaxNumSeqs, MaxNumBatchedTokens: pl.MaxNumBatchedTokens,
 	})
 	if err != nil {
 		return nil, at("pools."+name, err)

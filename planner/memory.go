@@ -25,6 +25,8 @@ type MemoryScenario struct {
 	GPU           *catalog.GPU
 	Engine        *catalog.Engine // the entry of the engine's version (catalog.EngineVersion)
 	EngineVersion string          // the version it was resolved for; "" = not known
+	// VersionDefaulted says EngineVersion is the catalog's newest, not the user's.
+	VersionDefaulted bool
 
 	GPUUtil             float64 // the engine's memory fraction (gpu_memory_utilization, mem_fraction_static, free_gpu_memory_fraction), in (0, 1]; 0 = the engine's default
 	EnforceEager        bool    // --enforce-eager: no CUDA graphs
@@ -51,18 +53,20 @@ type MemoryScenario struct {
 // limits the KV cache; host figures are for the whole worker, whose ranks
 // stage their KV in one container.
 type MemoryPlan struct {
-	Model          string  `json:"model"`
-	GPU            string  `json:"gpu"`
-	Engine         string  `json:"engine"`
-	EngineFamily   string  `json:"engine_family"`
-	EngineVersion  string  `json:"engine_version"`  // "" when the catalog lists no release and none was given
-	EngineVersions string  `json:"engine_versions"` // the range of versions whose constants apply
-	KVDtype        string  `json:"kv_dtype"`
-	TP             int     `json:"tp"`
-	PP             int     `json:"pp"`
-	GPUUtil        float64 `json:"gpu_util"`      // the memory fraction used
-	GPUUtilFlag    string  `json:"gpu_util_flag"` // its name in the engine
-	GPUUtilSource  string  `json:"gpu_util_source"`
+	Model          string `json:"model"`
+	GPU            string `json:"gpu"`
+	Engine         string `json:"engine"`
+	EngineFamily   string `json:"engine_family"`
+	EngineVersion  string `json:"engine_version"`  // "" when the catalog lists no release and none was given
+	EngineVersions string `json:"engine_versions"` // the range of versions whose constants apply
+	// EngineVersionDefault says engine_version is the catalog's newest, no version having been given.
+	EngineVersionDefault bool    `json:"engine_version_default"`
+	KVDtype              string  `json:"kv_dtype"`
+	TP                   int     `json:"tp"`
+	PP                   int     `json:"pp"`
+	GPUUtil              float64 `json:"gpu_util"`      // the memory fraction used
+	GPUUtilFlag          string  `json:"gpu_util_flag"` // its name in the engine
+	GPUUtilSource        string  `json:"gpu_util_source"`
 
 	EnforceEager        bool   `json:"enforce_eager"`
 	MaxModelLen         int    `json:"max_model_len"`
@@ -162,7 +166,7 @@ func PlanMemory(sc MemoryScenario) (*MemoryPlan, error) {
 	e, g, m := sc.Engine, sc.GPU, sc.Model
 	p := &MemoryPlan{
 		Model: m.Name, GPU: g.Name, Engine: e.Name, EngineFamily: e.FamilyOf(), EngineVersion: sc.EngineVersion,
-		EngineVersions: e.Range(), KVDtype: kv.KVDtype, TP: kv.TP, PP: max(1, sc.PP),
+		EngineVersions: e.Range(), EngineVersionDefault: sc.VersionDefaulted, KVDtype: kv.KVDtype, TP: kv.TP, PP: max(1, sc.PP),
 		EnforceEager: sc.EnforceEager, BlockSize: sc.BlockSize,
 		KVBytesPerToken: kv.BytesPerToken(), FullKVBytesPerToken: kv.FullBytesPerToken(),
 		GPUMemoryBytes: g.MemoryBytes, GPUCUDAMemoryBytes: g.CUDAMemoryBytes, NotModelled: memoryNotModelled,
@@ -183,11 +187,13 @@ func PlanMemory(sc MemoryScenario) (*MemoryPlan, error) {
 		p.Assumptions = append(p.Assumptions, fmt.Sprintf("block size %d: %s's default (%s)", p.BlockSize, e.Name, e.SourceOf("default_block_size")))
 	}
 	p.resolveDefaults(sc)
+	if sc.VersionDefaulted {
+		p.Assumptions = append(p.Assumptions, fmt.Sprintf("%s %s: the newest version the catalog knows (give the engine version to choose another; this entry covers %s)",
+			e.Name, versionText(sc.EngineVersion), e.Range()))
+	}
 	p.Assumptions = append(p.Assumptions, models.TiedEmbeddingsConvention, models.MTPConvention)
 
 	d := &p.Derivation
-	d.Add("engine_version", 0, "", "the catalog's "+e.Name+" entry for "+e.Range(), "%s", versionText(p.EngineVersion))
-	d.Note(e.Source)
 	if err := p.gpuSide(sc, d); err != nil {
 		return nil, err
 	}

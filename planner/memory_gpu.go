@@ -59,6 +59,11 @@ func (p *MemoryPlan) gpuSide(sc MemoryScenario, d *Derivation) error {
 	return nil
 }
 
+// engineNote names the engine entry whose accounting applies.
+func (p *MemoryPlan) engineNote(e *catalog.Engine) string {
+	return fmt.Sprintf("engine %s %s, the catalog's entry for %s: %s", e.Name, versionText(p.EngineVersion), e.Range(), e.Source)
+}
+
 // constSource names a constant's value source with the engine entry it comes
 // from, so --explain shows which version's accounting applies.
 func (p *MemoryPlan) constSource(e *catalog.Engine, c string) string {
@@ -195,7 +200,10 @@ func (p *MemoryPlan) profiledStage(sc MemoryScenario, w *weightLayout, st *Memor
 		p.RequestedBytes = cuda
 		nonKV := st.WeightsBytes + st.ActivationBytes + st.NonTorchBytes
 		st.KVCacheBytes = int64(float64(cuda-nonKV) * p.GPUUtil)
-		d.Add("requested_bytes", float64(cuda), "B", "the CUDA total (TRT-LLM takes its fraction of what is free after profiling)", "%d", cuda)
+		if s == 0 {
+			d.Add("requested_bytes", float64(cuda), "B", "the CUDA total (TRT-LLM takes its fraction of what is free after profiling)", "%d", cuda)
+			d.Note(p.engineNote(e))
+		}
 		d.Add(name("kv_cache_bytes"), float64(st.KVCacheBytes), "B",
 			"(CUDA total − weights − activation − non-torch) × free_gpu_memory_fraction",
 			"(%d − %d − %d − %d) × %g", cuda, st.WeightsBytes, st.ActivationBytes, st.NonTorchBytes, p.GPUUtil)
@@ -203,8 +211,10 @@ func (p *MemoryPlan) profiledStage(sc MemoryScenario, w *weightLayout, st *Memor
 		return
 	}
 	p.RequestedBytes = int64(float64(cuda) * p.GPUUtil)
-	d.Add("requested_bytes", float64(p.RequestedBytes), "B", "CUDA total × gpu_memory_utilization", "%d × %g", cuda, p.GPUUtil)
-	d.Note("vLLM gpu_worker.py init_device: requested_memory = total_memory × gpu_memory_utilization; utilization: " + p.GPUUtilSource)
+	if s == 0 {
+		d.Add("requested_bytes", float64(p.RequestedBytes), "B", "CUDA total × gpu_memory_utilization", "%d × %g", cuda, p.GPUUtil)
+		d.Note("vLLM gpu_worker.py init_device: requested_memory = total_memory × gpu_memory_utilization; utilization: " + p.GPUUtilSource + "; " + p.engineNote(e))
+	}
 	st.KVCacheBytes = p.RequestedBytes - st.WeightsBytes - st.ActivationBytes - st.NonTorchBytes - st.CUDAGraphBytes
 	d.Add(name("kv_cache_bytes"), float64(st.KVCacheBytes), "B",
 		"requested_bytes − weights_bytes − activation_bytes − non_torch_bytes − cuda_graph_bytes",
@@ -226,12 +236,18 @@ func (p *MemoryPlan) sglangStage(sc MemoryScenario, st *MemoryStage, d *Derivati
 		init, initName = e.InitOverheadTPBytes, "init_overhead_tp"
 	}
 	free := cuda - init
+	if st.Stage > 0 {
+		p.RequestedBytes = int64(float64(free) * p.GPUUtil)
+		st.KVCacheBytes = p.RequestedBytes - st.WeightsBytes
+		d.Add(name("kv_cache_bytes"), float64(st.KVCacheBytes), "B", "requested_bytes − weights_bytes", "%d − %d", p.RequestedBytes, st.WeightsBytes)
+		return
+	}
 	d.Add("free_at_start_bytes", float64(free), "B", "CUDA total − "+initName+" (SGLang's total_gpu_memory: free memory after distributed init)",
 		"%d − %d", cuda, init)
 	d.Note(src(initName))
 	p.RequestedBytes = int64(float64(free) * p.GPUUtil)
 	d.Add("requested_bytes", float64(p.RequestedBytes), "B", "free_at_start × mem_fraction_static", "%d × %g", free, p.GPUUtil)
-	d.Note("sglang model_runner.py profile_max_num_token: rest_memory = available_gpu_memory − total_gpu_memory × (1 − mem_fraction_static); fraction: " + p.GPUUtilSource)
+	d.Note("sglang model_runner.py profile_max_num_token: rest_memory = available_gpu_memory − total_gpu_memory × (1 − mem_fraction_static); fraction: " + p.GPUUtilSource + "; " + p.engineNote(e))
 	st.KVCacheBytes = p.RequestedBytes - st.WeightsBytes
 	d.Add(name("kv_cache_bytes"), float64(st.KVCacheBytes), "B",
 		"requested_bytes − weights_bytes (activations and CUDA graphs use the (1 − mem_fraction_static) left over)",

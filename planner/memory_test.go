@@ -493,3 +493,132 @@ func checkInts(t *testing.T, p *MemoryPlan, want map[string]int64) {
 		t.Logf("derivation:\n%s", p.Derivation)
 	}
 }
+
+func qwen32b() *catalog.Model {
+	return &catalog.Model{Name: "qwen3-32b", ParamsTotal: 32_762_123_264, WeightDtype: "bf16", VocabSize: 151936, HiddenSize: 5120,
+		AttentionHeads: 64, MaxContext: 40960, Layers: 64, KVHeads: 8, HeadDim: 128, KVDtype: "bf16"}
+}
+
+// sglangEngine holds the embedded sglang entry's constants, written out.
+func sglangEngine() *catalog.Engine {
+	return &catalog.Engine{Name: "sglang", Family: catalog.FamilySGLang, DefaultBlockSize: 1, DefaultMaxNumBatchedTokens: 8192,
+		DefaultMaxNumSeqs: 256, HostRetention: 1.25, HostBaselineRSSBytes: 2560 * testMiB, HostMarginBytes: 256 * testMiB,
+		InitOverheadBytes: 522 * testMiB, InitOverheadTPBytes: 1567 * testMiB,
+		ReserveBaseBytes: 512 * testMiB, ReservePerPrefillTokenBytes: 3 * testMiB / 2, ReservePerGraphBatchBytes: 2 * testMiB,
+		ReservePer8RanksBytes: 1024 * testMiB, ReserveFloorBytes: 10 << 30, ReserveFloorAboveBytes: 60 << 30,
+		FractionBuckets: []catalog.FractionBucket{
+			{Below: "20GiB", BelowBytes: 20 << 30, ChunkedPrefillSize: 2048, CUDAGraphMaxBS: 8},
+			{Below: "35GiB", BelowBytes: 35 << 30, ChunkedPrefillSize: 2048, CUDAGraphMaxBS: 24, CUDAGraphMaxBSTP4: 80},
+			{Below: "60GiB", BelowBytes: 60 << 30, ChunkedPrefillSize: 4096, CUDAGraphMaxBS: 32, CUDAGraphMaxBSTP4: 160},
+			{Below: "160GiB", BelowBytes: 160 << 30, ChunkedPrefillSize: 8192, CUDAGraphMaxBS: 256, CUDAGraphMaxBSTP4: 512},
+			{ChunkedPrefillSize: 16384, CUDAGraphMaxBS: 512},
+		}}
+}
+
+// TestMemorySGLangHandComputed is SGLang's accounting (model_runner.py
+// profile_max_num_token, server_args.py _handle_gpu_memory_settings) for
+// Qwen3-32B on an H200 (CUDA 150,109,106,995 B = 143,155.2 MiB), tp 1, no
+// mem_fraction_static given:
+//
+//	bucket < 160 GiB: chunked_prefill_size 8,192, cuda_graph_max_bs 256
+//	reserved   = 512 + max(8,192, 2,048) × 1.5 + 256 × 2 + 1 × 1 / 8 × 1,024 = 13,440 MiB (above the 10 GiB floor)
+//	fraction   = round((143,155.2 − 13,440) / 143,155.2, 3)    = 0.906
+//	free       = 150,109,106,995 − 522 MiB (547,356,672)       = 149,561,750,323
+//	requested  = floor(149,561,750,323 × 0.906)                = 135,502,945,792
+//	weights    = 32,762,123,264 × 2                            = 65,524,246,528
+//	kv         = 135,502,945,792 − 65,524,246,528              = 69,978,699,264
+//	tokens     = floor(69,978,699,264 / (64 × 2 × 8 × 128 × 2 = 262,144)) = 266,947
+func TestMemorySGLangHandComputed(t *testing.T) {
+	h200 := &catalog.GPU{Name: "h200", MemoryBytes: 143771 * testMiB, CUDAMemoryBytes: 150_109_106_995}
+	p, err := PlanMemory(MemoryScenario{Model: qwen32b(), GPU: h200, Engine: sglangEngine(), MaxModelLen: 32768})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.GPUUtil != 0.906 {
+		t.Errorf("mem_fraction_static = %g, want 0.906", p.GPUUtil)
+	}
+	checkInts(t, p, map[string]int64{"requested": 135_502_945_792, "weights": 65_524_246_528, "activation": 0, "non_torch": 0,
+		"kv_cache": 69_978_699_264, "engine_tokens": 266_947, "slots": 266_947})
+	// A given fraction replaces the heuristic: 0.8 × 149,561,750,323 = 119,649,400,258 − 65,524,246,528 = 54,125,153,730.
+	p, err = PlanMemory(MemoryScenario{Model: qwen32b(), GPU: h200, Engine: sglangEngine(), GPUUtil: 0.8, MaxModelLen: 32768})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInts(t, p, map[string]int64{"requested": 119_649_400_258, "kv_cache": 54_125_153_730})
+}
+
+// TestMemoryTRTLLMHandComputed is TensorRT-LLM's accounting
+// (_torch/pyexecutor/_util.py _cal_max_tokens) for Llama-3.1-70B at tp 2 on
+// a B200 (CUDA 178.35 GiB = 191,501,854,310 B), max_seq_len 32,768, with the
+// embedded trtllm entry's constants:
+//
+//	weights    = ceil(70,553,706,496 × 2 / 2)                  = 70,553,706,496
+//	forward    = 8,192 × 2 × (4.26 × 8,192 + 86,018.0125 / 2)  = 1,276,427,079.7
+//	logits     = ceil(8,192 / 32,768) = 1 request × 128,256 × 2 + 8,192 × 8,192 × 2 = 134,474,240
+//	activation = ceil(1,276,427,079.7)                         = 1,276,427,080
+//	non-torch  = non_torch_tp[2] 3,697 MiB                     = 3,876,585,472
+//	kv         = (191,501,854,310 − 70,553,706,496 − 1,276,427,080 − 3,876,585,472) × 0.9 = 104,215,621,735
+//	tokens     = floor(104,215,621,735 / (80 × 2 × 4 × 128 × 2 = 163,840)) = 636,084, in blocks of 32 = 636,064
+func TestMemoryTRTLLMHandComputed(t *testing.T) {
+	e := &catalog.Engine{Name: "trtllm", Family: catalog.FamilyTRTLLM, MemoryFraction: 0.9, DefaultBlockSize: 32,
+		DefaultMaxNumBatchedTokens: 8192, DefaultMaxNumSeqs: 2048, ActivationHiddenCopies: 4.26, ActivationMLPCopies: 1,
+		ActivationKeptHiddenCopies: 1, MoEWorkspaceCopies: 1, HostRetention: 1.25,
+		NonTorchBytes: 778 * testMiB, NonTorchTPBytes: []catalog.TPBytes{{TP: 2, Bytes: 3697 * testMiB}}}
+	m := &catalog.Model{Name: "llama-3.1-70b", ParamsTotal: 70_553_706_496, WeightDtype: "bf16", VocabSize: 128256,
+		HiddenSize: 8192, AttentionHeads: 64, MaxContext: 131072, Layers: 80, KVHeads: 8, HeadDim: 128, KVDtype: "bf16"}
+	b200 := &catalog.GPU{Name: "b200", MemoryBytes: 183359 * testMiB, CUDAMemoryBytes: 191_501_854_310}
+	p, err := PlanMemory(MemoryScenario{Model: m, KV: models.KVOptions{TP: 2}, GPU: b200, Engine: e, MaxModelLen: 32768})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInts(t, p, map[string]int64{"weights": 70_553_706_496, "activation": 1_276_427_080, "non_torch": 3_876_585_472,
+		"cuda_graph": 0, "kv_cache": 104_215_621_735, "engine_tokens": 636_064})
+}
+
+// TestMemoryPipelineInt4 is Llama-3.1-8B as an int4 (GPTQ, group 128)
+// checkpoint over 2 pipeline stages on an H100, with the vLLM 0.19 constants
+// (sampler 12.94 B/logit, non_torch_pp 72 MiB, graphs not charged), util 0.9:
+//
+//	linear     = (8,030,261,248 − 2 × 525,336,576) × (0.5 + 2/128) = 3,598,850,112
+//	embeddings = 525,336,576 × 2 B each (the first stage's embedding, the last's lm_head) = 1,050,673,152
+//	weights    = 3,598,850,112 × 16/32 + 1,050,673,152 = 2,850,098,208 on either stage
+//	forward    = 8,192 × 2 × (4.26 × 4,096 + 43,010.03125)     = 990,560,112.6
+//	sampler    = 1,024 × 128,256 × (12.94 + 2) + 8,192 × 4,096 × 2 = 2,029,240,975.4 (last stage only)
+//	pp buffers = 8,192 × 2 × 4,096 × 2                         = 134,217,728
+//	activation = stage 0: ceil(990,560,112.6 + 134,217,728) = 1,124,777,841; stage 1: ceil(2,029,240,975.4 + 134,217,728) = 2,163,458,704
+//	requested  = floor(85,029,615,042 × 0.9)                   = 76,526,653,537
+//	kv         = stage 0: 76,526,653,537 − 2,850,098,208 − 1,124,777,841 − 75,497,472 = 72,476,280,016
+//	             stage 1: 76,526,653,537 − 2,850,098,208 − 2,163,458,704 − 75,497,472 = 71,437,599,153
+//	tokens     = stage 1 (the smaller): floor(71,437,599,153 / (16 × 16 × 2 × 8 × 128 × 2 = 1,048,576)) × 16 = 1,090,048
+func TestMemoryPipelineInt4(t *testing.T) {
+	m := &catalog.Model{Name: "llama-3.1-8b", ParamsTotal: 8_030_261_248, WeightDtype: "bf16", VocabSize: 128256,
+		HiddenSize: 4096, AttentionHeads: 32, MaxContext: 131072, Layers: 32, KVHeads: 8, HeadDim: 128, KVDtype: "bf16"}
+	e := testEngine()
+	e.SamplerBytesPerLogit, e.CUDAGraphsCharged = 12.94, false
+	p, err := PlanMemory(MemoryScenario{Model: m, GPU: h100(), Engine: e, GPUUtil: 0.9, PP: 2, MaxModelLen: 8192,
+		Quantization: "int4", BlockSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInts(t, p, map[string]int64{"weights": 2_850_098_208, "activation": 2_163_458_704, "non_torch": 75_497_472,
+		"cuda_graph": 0, "kv_cache": 71_437_599_153, "engine_tokens": 1_090_048})
+	if len(p.Stages) != 2 || p.Stages[0].KVCacheBytes != 72_476_280_016 || p.Stages[0].ActivationBytes != 1_124_777_841 {
+		t.Errorf("stages = %+v", p.Stages)
+	}
+}
+
+// TestMemoryHostOffloadCache: a pool's CPU offload cache counts against its
+// memory limit. The FACTS.md §4 worker without staging needs 2,952,790,016 B
+// (TestMemoryHostOOM); a 1 GiB offload cache makes it 4,026,531,840, over the
+// 3,584 MiB limit by 268,435,456.
+func TestMemoryHostOffloadCache(t *testing.T) {
+	p, err := PlanMemory(MemoryScenario{Model: qwen06(), GPU: rtx4060(), Engine: testEngine(), GPUUtil: 0.38,
+		EnforceEager: true, MaxModelLen: 4096, BlockSize: 16, LimitBytes: 3584 * testMiB, CPUOffloadCacheBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInts(t, p, map[string]int64{"offload": 1 << 30, "required": 4_026_531_840, "headroom": -268_435_456, "max_safe": 0})
+	if p.HostFits || len(p.Findings) != 1 || !strings.Contains(p.Findings[0], "CPU offload cache 1.0 GiB") {
+		t.Errorf("host_fits %v, findings %q", p.HostFits, p.Findings)
+	}
+}
