@@ -156,6 +156,9 @@ func PlanMemory(sc MemoryScenario) (*MemoryPlan, error) {
 		return nil, err
 	}
 	kvOpts := sc.KV
+	if kvOpts.Engine == "" {
+		kvOpts.Engine = sc.Engine.Name // linear and Mamba state follow the engine's convention
+	}
 	if kvOpts.KVDtype == "" && sc.Dtype != "" {
 		kvOpts.KVDtype = sc.Dtype // the KV cache follows the model dtype unless told otherwise (FACTS.md §2)
 	}

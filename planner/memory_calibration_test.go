@@ -331,7 +331,9 @@ func calTable(res []calResult) string {
 	row("training families", func(r calResult) bool { return r.c.Split == "train" })
 	row("held-out families", func(r calResult) bool { return r.c.Split == "holdout" })
 	row("held-out, tp > 1", func(r calResult) bool { return r.c.Split == "holdout" && r.c.TP > 1 })
-	g := func(keep func(calResult) bool) []float64 { return absErrs(res, keep, func(r calResult) float64 { return r.graph }) }
+	g := func(keep func(calResult) bool) []float64 {
+		return absErrs(res, keep, func(r calResult) float64 { return r.graph })
+	}
 	tr, ho := g(func(r calResult) bool { return r.c.Split == "train" }), g(func(r calResult) bool { return r.c.Split == "holdout" })
 	fmt.Fprintf(&b, "\nCUDA-graph estimate (charged from vLLM 0.21; not in the KV figures above): median |error| %.0f%% on the training families, %.0f%% held out (worst %.0f%%)\n",
 		100*median(tr), 100*median(ho), 100*slices.Max(append(tr, ho...)))

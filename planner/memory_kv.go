@@ -165,24 +165,11 @@ func (p *MemoryPlan) engineTokensValues(kvBytes int64, bpt float64, layers int) 
 }
 
 // requestReserve is the KV bytes vLLM reserves for one request of n tokens,
-// per rank: whole blocks for every layer group, a window (plus one batch and
-// one block) for sliding layers, and the linear state.
+// per rank, summed over the layer groups (models.Group.ReserveBytes).
 func (p *MemoryPlan) requestReserve(n int) int64 {
-	bs := int64(p.BlockSize)
 	var b int64
 	for _, g := range p.kv.Groups {
-		if g.Kind == catalog.LayerLinear {
-			b += int64(g.Count) * g.StateBytesEach
-			continue
-		}
-		var blocks int64
-		if g.Window > 0 {
-			t := min(int64(g.Window-1+p.MaxNumBatchedTokens), int64(n))
-			blocks = ceilDiv64(t, bs) + 1
-		} else {
-			blocks = ceilDiv64(int64(n), bs)
-		}
-		b += blocks * bs * g.BytesPerToken()
+		b += g.ReserveBytes(n, p.BlockSize, p.MaxNumBatchedTokens)
 	}
 	return b
 }
@@ -190,31 +177,15 @@ func (p *MemoryPlan) requestReserve(n int) int64 {
 func (p *MemoryPlan) reserveFormula() string {
 	var parts []string
 	for _, g := range p.kv.Groups {
-		switch {
-		case g.Kind == catalog.LayerLinear:
-			parts = append(parts, "linear state per request")
-		case g.Window > 0:
-			parts = append(parts, "(ceil(min(window − 1 + max_num_batched_tokens, max_model_len) / block_size) + 1) × block_size × sliding bytes per token")
-		default:
-			parts = append(parts, "ceil(max_model_len / block_size) × block_size × "+g.Kind+" bytes per token")
-		}
+		parts = append(parts, g.ReserveFormula())
 	}
 	return strings.Join(parts, " + ")
 }
 
 func (p *MemoryPlan) reserveValues(n int) string {
-	bs := int64(p.BlockSize)
 	var parts []string
 	for _, g := range p.kv.Groups {
-		switch {
-		case g.Kind == catalog.LayerLinear:
-			parts = append(parts, fmt.Sprintf("%d", int64(g.Count)*g.StateBytesEach))
-		case g.Window > 0:
-			parts = append(parts, fmt.Sprintf("(ceil(min(%d − 1 + %d, %d) / %d) + 1) × %d × %d",
-				g.Window, p.MaxNumBatchedTokens, n, bs, bs, g.BytesPerToken()))
-		default:
-			parts = append(parts, fmt.Sprintf("ceil(%d / %d) × %d × %d", n, bs, bs, g.BytesPerToken()))
-		}
+		parts = append(parts, g.ReserveValues(n, p.BlockSize, p.MaxNumBatchedTokens))
 	}
 	return strings.Join(parts, " + ")
 }

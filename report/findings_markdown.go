@@ -37,6 +37,13 @@ func WriteCheckMarkdown(w io.Writer, r *CheckResult) error {
 		}
 		b.WriteString("\n</details>\n")
 	}
+	if len(r.Assumptions) > 0 {
+		b.WriteString("\n<details><summary>Assumed (the input does not say)</summary>\n\n")
+		for _, n := range r.Assumptions {
+			fmt.Fprintf(&b, "- %s\n", MarkdownEscape(n.String()))
+		}
+		b.WriteString("\n</details>\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

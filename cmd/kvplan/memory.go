@@ -68,7 +68,13 @@ func runMemory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return emit(c, memoryDoc(c, p), p.Derivation)
+	if err := emit(c, memoryDoc(c, p), p.Derivation); err != nil {
+		return err
+	}
+	if n := p.DenyFindings(); n > 0 {
+		return findingsError{n} // exit 1, as check does on a deny
+	}
+	return nil
 }
 
 func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
@@ -95,7 +101,7 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	tp, err := tpFlag(c)
+	tp, err := tpFlag(c, sc.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +121,9 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 		if *f.dst, err = positive(c, f.flag, true); err != nil {
 			return nil, err
 		}
+	}
+	if err := withinContext(c, sc.Model, "--input-tokens", sc.InputTokens); err != nil {
+		return nil, err
 	}
 	if sc.PP, err = positive(c, "pp", false); err != nil {
 		return nil, err
