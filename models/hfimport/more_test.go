@@ -55,9 +55,8 @@ func TestImportMoreConfigs(t *testing.T) {
 		{file: "deepseek-v4-flash.json", layers: 43, kvDtype: "fp8",
 			layout:   "2 sliding (window 128), 21 compressed (ratio 4, window 128) + indexer, 20 compressed (ratio 128, window 128)",
 			perToken: 28_963, longToken: 3_851, tokens: 131_072, request: 520_080_384, stateVLLM: 12_206_080, stateSGLang: 12_206_080,
-			// 284B total; the published "13B activated" is 5.9% under the 13.76B
-			// counted here (hyper-connections and compressors included), so it is not asserted
-			total: 284 * billion, note: "the only KV format vLLM serves DeepSeek-V4 in"},
+			// 284B total, 13B activated
+			total: 284 * billion, active: 13 * billion, note: "the only KV format vLLM serves DeepSeek-V4 in"},
 		// fp8 KV declared by the checkpoint: 61 × 576 × 1 = 35,136 per token;
 		// 8,150 tokens = 286,358,400 B, the 286 MB hand-off of FACTS.md §2 (Kimi K2.5: 1.04T, 32B active)
 		{file: "kimi-k2.5-nvfp4.json", layers: 61, kvDtype: "fp8", perToken: 35_136, longToken: 35_136,
