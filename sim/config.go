@@ -60,6 +60,11 @@ type Config struct {
 	// process of that many requests a second (exponential gaps from a PCG
 	// seeded with Seed, its own stream). It excludes Concurrency > 0.
 	RatePerS float64
+	// RampMS spreads a closed loop's first Concurrency requests evenly over
+	// that many milliseconds (request k of them is sent at RampMS × (k + ½)
+	// / Concurrency), as a benchmark's clients start up; 0 sends them all
+	// at once. Only with Concurrency > 0.
+	RampMS float64
 	// Engine, when set, turns on the timed simulation: every worker is an
 	// engine that batches (see Engine). Nil is the cache-only simulation,
 	// whose clock is PrefillMSPerToken and DecodeMSPerToken.
@@ -128,6 +133,12 @@ func (cfg Config) settle(src Source) (Config, loadMode, error) {
 	}
 	if cfg.RatePerS < 0 || math.IsNaN(cfg.RatePerS) || math.IsInf(cfg.RatePerS, 0) {
 		return cfg, 0, fmt.Errorf("rate: %g requests/s, want a finite rate above 0 (or 0 for none)", cfg.RatePerS)
+	}
+	if !(cfg.RampMS >= 0) || math.IsInf(cfg.RampMS, 0) {
+		return cfg, 0, fmt.Errorf("ramp: %g ms, want a finite time ≥ 0", cfg.RampMS)
+	}
+	if cfg.RampMS > 0 && cfg.Concurrency < 1 {
+		return cfg, 0, errors.New("ramp: the clients' start-up ramp needs a closed loop (Concurrency > 0)")
 	}
 	if cfg.RatePerS > 0 && cfg.Concurrency > 0 {
 		return cfg, 0, fmt.Errorf("rate %g requests/s and concurrency %d: give one load, an open-loop rate or a closed-loop concurrency", cfg.RatePerS, cfg.Concurrency)

@@ -412,9 +412,17 @@ func (p *producer) prepare(req *Request, q *prepared, ids []uint64) error {
 	}
 	p.requests = n
 	*q = prepared{arrivalMS: req.ArrivalMS, in: req.InputTokens, out: req.OutputTokens, n: len(ids)}
-	if p.rng != nil {
+	switch {
+	case p.rng != nil:
 		p.clock += p.rng.ExpFloat64() / p.cfg.RatePerS * 1000
 		q.arrivalMS = p.clock
+	case p.mode == loadClosed:
+		// A closed loop sends when a client is free; only the first
+		// requests of a ramp wait for their send time.
+		q.arrivalMS = 0
+		if c := p.cfg.Concurrency; p.cfg.RampMS > 0 && n <= c {
+			q.arrivalMS = p.cfg.RampMS * (float64(n-1) + 0.5) / float64(c)
+		}
 	}
 	p.hist.begin(len(ids))
 	if p.approx != nil {

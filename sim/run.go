@@ -85,7 +85,8 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 			s.nowMS = max(s.nowMS, s.flights[f].endMS)
 			s.complete(f)
 		}
-	} else {
+	}
+	if s.mode != loadClosed || q.arrivalMS > s.nowMS { // arrival times, or a ramp's first sends
 		t := max(q.arrivalMS, s.nowMS)
 		for len(s.heap) > 0 && s.flights[s.heap[0]].endMS <= t {
 			s.complete(s.heap.pop(s.flights))

@@ -161,7 +161,8 @@ func (s *timedSim) step(q *prepared, ids []uint64) error {
 				return fmt.Errorf("timed simulation stalled with %d requests in flight and nothing scheduled", s.inFlight)
 			}
 		}
-	} else {
+	}
+	if s.mode != loadClosed || q.arrivalMS > s.nowMS { // arrival times, or a ramp's first sends
 		s.runUntil(max(q.arrivalMS, s.nowMS))
 	}
 	if !s.started {

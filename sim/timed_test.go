@@ -110,6 +110,42 @@ func TestTimedFrontend(t *testing.T) {
 	}
 }
 
+// TestTimedRamp: a closed loop's first requests can be spread over a ramp,
+// as a benchmark's clients start.
+func TestTimedRamp(t *testing.T) {
+	// Two clients, a 10 ms ramp: the first sends at 2.5, the second at 7.5.
+	// 10 ms an iteration, one output token. Request 1 runs 2.5–12.5;
+	// request 2 waits for it and runs 12.5–22.5 (e2e 15) together with
+	// request 3, which client 1 sends at 12.5 (e2e 10).
+	cfg := timedConfig(constStep(10), 100, 2048, 8)
+	cfg.Concurrency = 2
+	cfg.RampMS = 10
+	reqs := []testReq{{keys: []uint64{1}, output: 1}, {keys: []uint64{2}, output: 1}, {keys: []uint64{3}, output: 1}}
+	r := runTimed(t, reqs, 16, false, cfg)
+	tm := r.Timing
+	if tm.E2EMS.Mean != 35.0/3 || tm.QueueMS.Mean != 5.0/3 || tm.DurationMS != 20 {
+		t.Errorf("e2e %v queue %v duration %v; want mean 35/3, queue 5/3, 20 ms (2.5 to 22.5)", tm.E2EMS, tm.QueueMS, tm.DurationMS)
+	}
+	// The cache-only simulation sends the same way: with a ramp longer than
+	// a request, the two first requests do not overlap.
+	lit := Config{Workers: 1, CapacityBlocks: 2, Concurrency: 2, RampMS: 1000}
+	res, err := Run(&sliceSource{bs: 16, reqs: []testReq{{keys: []uint64{1, 2}}, {keys: []uint64{3, 4}}}}, lit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Request 1 (2 blocks, 0.96 ms) is done by 750 ms, so request 2 finds
+	// both blocks evictable: 2 evictions, no overflow. Without the ramp
+	// both would run at once and request 2 would overflow.
+	if res.Evictions != 2 || res.OverflowBlocks != 0 {
+		t.Errorf("cache-only with a ramp: evictions %d overflow %d, want 2 0", res.Evictions, res.OverflowBlocks)
+	}
+	lit.RampMS = 0
+	res, _ = Run(&sliceSource{bs: 16, reqs: []testReq{{keys: []uint64{1, 2}}, {keys: []uint64{3, 4}}}}, lit)
+	if res.OverflowBlocks != 2 {
+		t.Errorf("cache-only without a ramp: overflow %d, want 2", res.OverflowBlocks)
+	}
+}
+
 // TestTimedAffineDecode: decode stretches are exact for a step time affine
 // in the contexts.
 func TestTimedAffineDecode(t *testing.T) {
@@ -479,6 +515,8 @@ func TestTimedConfigErrors(t *testing.T) {
 		{func(c *Config) { c.RatePerS = math.NaN() }, "rate: NaN"},
 		{func(c *Config) { c.RatePerS = -2 }, "rate: -2"},
 		{func(c *Config) { c.RatePerS, c.Concurrency = 2, 3 }, "give one load"},
+		{func(c *Config) { c.RampMS = 5 }, "needs a closed loop"},
+		{func(c *Config) { c.RampMS, c.Concurrency = math.Inf(1), 2 }, "ramp: +Inf"},
 	}
 	for _, tc := range cases {
 		cfg := Config{Workers: 1, CapacityBlocks: 100, Engine: ok()}
@@ -527,6 +565,7 @@ func TestTimedRandomConfigs(t *testing.T) {
 		switch rng.IntN(3) {
 		case 0:
 			cfg.Concurrency = 1 + rng.IntN(16)
+			cfg.RampMS = float64(rng.IntN(3)) * 7
 		case 1:
 			cfg.RatePerS = 1 + rng.Float64()*200
 		}
