@@ -83,8 +83,9 @@ type Engine struct {
 	// its worker: latencies count from the client's send, so TTFT and
 	// end-to-end include it, and a closed-loop client's next request reaches
 	// the engine that much after the last one ended. FACTS §5 measured about
-	// 13 ms at concurrency 1.
-	FrontendMS float64
+	// 13 ms at concurrency 1. FrontendMSPerToken adds that much per prompt
+	// token (tokenizing and moving the prompt).
+	FrontendMS, FrontendMSPerToken float64
 	// SeparatePrefill schedules as SGLang does by default: an iteration
 	// either prefills (running prefills, then waiting requests, within
 	// MaxNumBatchedTokens) or, when there is no prefill to do, decodes every
@@ -133,8 +134,8 @@ func (e Engine) settle(cfg Config) (Engine, error) {
 	if cfg.CapacityBlocks < 1 {
 		return e, fmt.Errorf("engine: a timed worker needs a KV capacity (got %d blocks)", cfg.CapacityBlocks)
 	}
-	if !(e.FrontendMS >= 0) || math.IsInf(e.FrontendMS, 0) {
-		return e, fmt.Errorf("engine: frontend overhead %g ms, want a finite time ≥ 0", e.FrontendMS)
+	if !(e.FrontendMS >= 0) || math.IsInf(e.FrontendMS, 0) || !(e.FrontendMSPerToken >= 0) || math.IsInf(e.FrontendMSPerToken, 0) {
+		return e, fmt.Errorf("engine: frontend overhead %g ms + %g ms a token, want finite times ≥ 0", e.FrontendMS, e.FrontendMSPerToken)
 	}
 	if e.DecodeWorkers == 0 {
 		return e, nil

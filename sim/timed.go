@@ -184,7 +184,7 @@ func (s *timedSim) step(q *prepared, ids []uint64) error {
 	// must: it records its decision in the pass's history, which the pass
 	// reads request by request); the worker gets it after the frontend.
 	sq.engine = s.route(sq, q)
-	if fe := s.eng.FrontendMS; fe > 0 {
+	if fe := s.eng.FrontendMS + s.eng.FrontendMSPerToken*float64(q.in); fe > 0 {
 		s.push(s.nowMS+fe, evDelivered, si, 0)
 		return nil
 	}

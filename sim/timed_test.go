@@ -108,6 +108,12 @@ func TestTimedFrontend(t *testing.T) {
 	if tm.TTFTMS.Mean != 15 || tm.E2EMS.Mean != 15 || tm.DurationMS != 30 || r.Workers[0].GPUBusyFraction != 20.0/30 {
 		t.Errorf("ttft %v e2e %v duration %v busy %v; want 15 15 30 0.667", tm.TTFTMS, tm.E2EMS, tm.DurationMS, r.Workers[0].GPUBusyFraction)
 	}
+	// 1 ms + 0.125 ms a prompt token: the 32-token prompts spend 5 ms too.
+	cfg.Engine.FrontendMS, cfg.Engine.FrontendMSPerToken = 1, 0.125
+	r = runTimed(t, []testReq{{keys: keys(2), output: 1}, {keys: []uint64{7, 8}, output: 1}}, 16, false, cfg)
+	if tm := r.Timing; tm.TTFTMS.Mean != 15 || tm.DurationMS != 30 {
+		t.Errorf("per token: ttft %v duration %v; want 15 30", tm.TTFTMS, tm.DurationMS)
+	}
 }
 
 // TestTimedRamp: a closed loop's first requests can be spread over a ramp,
@@ -508,6 +514,7 @@ func TestTimedConfigErrors(t *testing.T) {
 		{func(c *Config) { c.Engine.MaxNumBatchedTokens = 0 }, "max_num_batched_tokens 0"},
 		{func(c *Config) { c.Engine.MaxNumSeqs = -1 }, "max_num_seqs -1"},
 		{func(c *Config) { c.Engine.FrontendMS = math.NaN() }, "frontend overhead NaN"},
+		{func(c *Config) { c.Engine.FrontendMSPerToken = -1 }, "frontend overhead 0 ms + -1 ms a token"},
 		{func(c *Config) { c.CapacityBlocks = 0 }, "needs a KV capacity"},
 		{func(c *Config) { c.Engine.DecodeWorkers = 1 }, "link: throughput 0"},
 		{func(c *Config) { c.Engine.DecodeWorkers = 1; c.Engine.Link = Link{BytesPerS: math.NaN()} }, "link: throughput NaN"},
