@@ -14,14 +14,6 @@ const (
 
 var roleNames = [...]string{roleAggregated: "aggregated", rolePrefill: "prefill", roleDecode: "decode"}
 
-// Sequence states in the timed simulation.
-const (
-	seqWaiting  uint8 = iota // in an engine's waiting queue
-	seqRunning               // in an engine's running list
-	seqHeld                  // prefilled on a prefill worker, blocks kept for the transfer
-	seqTransfer              // admitted on a decode worker, KV crossing the link
-)
-
 // seq is one request in the timed simulation.
 type seq struct {
 	in, out int
@@ -32,8 +24,7 @@ type seq struct {
 
 	engine  int32 // engine holding it now
 	pengine int32 // its prefill engine, while disaggregated
-	state   uint8
-	counted bool // cache figures counted (at its first admission)
+	counted bool  // cache figures counted (at its first admission)
 
 	kv, gen int     // tokens with KV on the engine; output tokens sampled
 	pins    []int32 // stored prompt blocks held on the engine
@@ -212,7 +203,6 @@ func (s *timedSim) enqueue(si int32) {
 	sq := &s.seqs[si]
 	e := s.engines[sq.engine]
 	sq.pengine = e.idx
-	sq.state = seqWaiting
 	sq.waitFromMS = s.nowMS
 	e.waiting.pushBack(si)
 	s.kick(e)
@@ -442,7 +432,6 @@ func (s *timedSim) admitWaiting(e *engine, budget int, preempted bool) {
 			sq.queueMS += s.nowMS - sq.waitFromMS
 			e.rt.queued -= need
 			e.receiving++
-			sq.state = seqTransfer
 			sq.xferFromMS = s.nowMS
 			bytes := float64(sq.in) * s.eng.Link.BytesPerToken
 			if done, shared := s.link.start(s.nowMS, bytes, si, s.ord); shared {
@@ -475,7 +464,6 @@ func (s *timedSim) admitWaiting(e *engine, budget int, preempted bool) {
 			e.rt.queued -= ceilDiv(sq.in, bs)
 			s.res.count(&prepared{in: sq.in, n: len(sq.ids), seen: sq.seen, repeat: sq.repeat}, overlap, bs)
 		}
-		sq.state = seqRunning
 		e.running = append(e.running, si)
 		budget -= n
 		e.chunks = append(e.chunks, si)
@@ -701,7 +689,6 @@ func (s *timedSim) preempt(e *engine, si int32) {
 	e.running = e.running[:len(e.running)-1]
 	s.release(e, sq.pins, sq.scratch, sq.kv)
 	sq.pins, sq.scratch, sq.kv = sq.pins[:0], 0, 0
-	sq.state = seqWaiting
 	sq.waitFromMS = s.nowMS
 	e.waiting.pushFront(si)
 	e.preempts++
@@ -775,7 +762,6 @@ func (s *timedSim) handOff(p *engine, si int32) {
 	sq := &s.seqs[si]
 	sq.ppins, sq.pins = sq.pins, sq.ppins[:0]
 	sq.pscr, sq.scratch = sq.scratch, 0
-	sq.state = seqHeld
 	s.refreshLoads(s.engines[len(s.workers):])
 	d := 0
 	for j := 1; j < len(s.dworkers); j++ {
@@ -811,7 +797,6 @@ func (s *timedSim) transferDone(si int32) {
 	d := s.engines[sq.engine]
 	d.receiving--
 	sq.remote = false
-	sq.state = seqRunning
 	sq.kv = max(sq.in-1, 0) // the last prompt token is recomputed to sample
 	d.running = append(d.running, si)
 	s.kick(d)
