@@ -234,20 +234,15 @@ func (p *producer) run(workers []policySim) error {
 		free  = make(chan *batch, batchesInFlight)
 		made  = 0
 	)
+	panics := make([]any, len(workers))
 	for i, w := range workers {
 		chans[i] = make(chan *batch, batchesInFlight)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for b := range chans[i] {
-				if errs[i] == nil {
-					for k := range b.reqs {
-						q := &b.reqs[k]
-						if err := w.step(q, b.ids[q.off:q.off+q.n]); err != nil {
-							errs[i] = err
-							break
-						}
-					}
+				if errs[i] == nil && panics[i] == nil {
+					panics[i] = stepBatch(w, b, &errs[i])
 					p.doneByW.Add(int64(len(b.reqs)))
 				}
 				if b.pending.Add(-1) == 0 {
@@ -284,6 +279,11 @@ func (p *producer) run(workers []policySim) error {
 		wg.Wait()
 		for range made {
 			putBatch(<-free)
+		}
+		for _, v := range panics {
+			if v != nil {
+				panic(v) // a bug in a policy: raised where the caller can recover it
+			}
 		}
 		for _, err := range errs {
 			if err != nil {
@@ -337,6 +337,20 @@ func (p *producer) run(workers []policySim) error {
 	}
 	if p.cfg.Progress != nil {
 		p.cfg.Progress(p.requests * p.nPolicies)
+	}
+	return nil
+}
+
+// stepBatch feeds one batch to a policy on its goroutine; it stops at the
+// first error (into *err) and returns what a bug panicked with, so that the
+// goroutine can go on draining batches and the caller re-raise it.
+func stepBatch(w policySim, b *batch, err *error) (panicked any) {
+	defer func() { panicked = recover() }()
+	for k := range b.reqs {
+		q := &b.reqs[k]
+		if *err = w.step(q, b.ids[q.off:q.off+q.n]); *err != nil {
+			return nil
+		}
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -89,4 +91,25 @@ func TestOnePassErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "request 514: 1 full block ids for 36 input tokens") {
 		t.Errorf("inconsistent request: %v", err)
 	}
+}
+
+// nanStep is a broken engine model.
+type nanStep struct{}
+
+func (nanStep) StepMS(_, _, _ []int) float64 { return math.NaN() }
+
+// TestPolicyPanicReachesCaller: a bug in a policy's goroutine (here a step
+// model returning NaN) panics in RunAll's caller, where the CLI turns it into
+// an internal error, instead of killing the process from another goroutine.
+func TestPolicyPanicReachesCaller(t *testing.T) {
+	syn := Synthetic{Prefixes: 3, PrefixTokens: 64, Repeats: 2, OutputTokens: 4, Seed: 1}
+	cfg := Config{Workers: 2, CapacityBlocks: 100, Concurrency: 2, Engine: &Engine{Step: nanStep{}, MaxNumBatchedTokens: 256, MaxNumSeqs: 4}}
+	defer func() {
+		r := recover()
+		if r == nil || !strings.Contains(fmt.Sprint(r), "step-time model returned NaN") {
+			t.Fatalf("recovered %v, want the step model's NaN", r)
+		}
+	}()
+	_, _ = RunAll(func() (Source, error) { return syn.Open() }, cfg, []string{RoundRobin, KVAware, Random})
+	t.Fatal("no panic")
 }
