@@ -27,18 +27,20 @@ const EnvVar = "KVPLAN_CATALOG"
 
 // Catalog is the merged set of entries, each kind sorted by name.
 type Catalog struct {
-	Models  []*Model
-	Links   []*Link
-	GPUs    []*GPU
-	Engines []*Engine
+	Models       []*Model
+	Links        []*Link
+	GPUs         []*GPU
+	Engines      []*Engine
+	Efficiencies []*Efficiency // keyed by GPU × engine × dtype, sorted by key
 }
 
 // fileData is the shape of one catalog file: any mix of the four kinds.
 type fileData struct {
-	Models  []Model  `toml:"model"`
-	Links   []Link   `toml:"link"`
-	GPUs    []GPU    `toml:"gpu"`
-	Engines []Engine `toml:"engine"`
+	Models       []Model      `toml:"model"`
+	Links        []Link       `toml:"link"`
+	GPUs         []GPU        `toml:"gpu"`
+	Engines      []Engine     `toml:"engine"`
+	Efficiencies []Efficiency `toml:"efficiency"`
 }
 
 // Load reads the embedded catalog, then each user directory in order.
@@ -168,6 +170,15 @@ func (c *Catalog) addFile(file string, data []byte) error {
 		e.File, e.Line = file, idx.InArray("engine", i)
 		c.Engines = replace(c.Engines, e, func(x *Engine) string { return x.Name })
 	}
+	for i := range fd.Efficiencies {
+		e := &fd.Efficiencies[i]
+		e.GPU, e.Engine, e.Dtype = strings.ToLower(e.GPU), strings.ToLower(e.Engine), strings.ToLower(e.Dtype)
+		if err := check("efficiency", i, e.Key(), e.validate()); err != nil {
+			return err
+		}
+		e.File, e.Line = file, idx.InArray("efficiency", i)
+		c.Efficiencies = replace(c.Efficiencies, e, (*Efficiency).Key)
+	}
 	return nil
 }
 
@@ -187,4 +198,5 @@ func (c *Catalog) sort() {
 	sort.Slice(c.Links, func(i, j int) bool { return c.Links[i].Name < c.Links[j].Name })
 	sort.Slice(c.GPUs, func(i, j int) bool { return c.GPUs[i].Name < c.GPUs[j].Name })
 	sort.Slice(c.Engines, func(i, j int) bool { return c.Engines[i].Name < c.Engines[j].Name })
+	sort.Slice(c.Efficiencies, func(i, j int) bool { return c.Efficiencies[i].Key() < c.Efficiencies[j].Key() })
 }

@@ -118,6 +118,7 @@ func TestMoEActiveParams(t *testing.T) {
 	moe := map[string]bool{
 		"qwen3-235b-a22b": true, "qwen3-30b-a3b": true, "qwen3-next-80b-a3b": true, "deepseek-v3": true,
 		"kimi-k2": true, "mixtral-8x7b": true, "gpt-oss-120b": true, "gemma-4-26b-a4b": true,
+		"minimax-m2.5": true, "glm-5": true, "qwen3.5-397b-a17b": true,
 	}
 	for name := range moe {
 		m, err := c.Model(name)

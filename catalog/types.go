@@ -29,6 +29,7 @@ type Model struct {
 	MTPLayers int    `toml:"mtp_layers" json:"mtp_layers,omitempty"` // multi-token-prediction layers; not counted in KV bytes
 
 	MLA    *MLA         `toml:"mla" json:"mla,omitempty"`       // multi-head latent attention (DeepSeek-V2/V3, Kimi K2)
+	MoE    *MoE         `toml:"moe" json:"moe,omitempty"`       // routed experts (mixture of experts); nil = dense
 	Layout []LayerGroup `toml:"layout" json:"layout,omitempty"` // per-layer attention layout; empty = all full
 
 	Source string `toml:"source" json:"source,omitempty"` // where these figures come from
@@ -43,6 +44,15 @@ type Model struct {
 type MLA struct {
 	KVLoraRank    int `toml:"kv_lora_rank" json:"kv_lora_rank,omitempty"`
 	QKRopeHeadDim int `toml:"qk_rope_head_dim" json:"qk_rope_head_dim,omitempty"`
+}
+
+// MoE describes a mixture-of-experts model's routed experts, what the engine
+// model needs to count the expert weights a batch touches. The routed
+// experts' parameters follow from params_total and params_active (see
+// models.ExpertParams).
+type MoE struct {
+	Experts         int `toml:"experts" json:"experts,omitempty"`                     // routed experts per MoE layer (n_routed_experts, num_experts)
+	ExpertsPerToken int `toml:"experts_per_token" json:"experts_per_token,omitempty"` // routed experts each token uses (num_experts_per_tok)
 }
 
 // Layer kinds of a LayerGroup.

@@ -7,9 +7,12 @@ import (
 )
 
 // dtypeBytes is the size of one element of each dtype kvplan knows, in bytes.
-// mxfp4 packs 32 four-bit values with one 8-bit scale: 4.25 bits.
+// mxfp4 packs 32 four-bit values with one 8-bit scale: 4.25 bits; nvfp4
+// (NVIDIA's fp4, also written fp4) 16 four-bit values with one fp8 scale:
+// 4.5 bits.
 var dtypeBytes = map[string]float64{
 	"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5, "mxfp4": 4.25 / 8,
+	"nvfp4": 4.5 / 8, "fp4": 4.5 / 8,
 }
 
 // KVDtypes lists the dtypes a KV cache may use.
@@ -37,7 +40,7 @@ func (m *Model) validate() []fieldErr {
 		add("params_active", "must be between 0 (= params_total) and params_total %d (got %d)", m.ParamsTotal, m.ParamsActive)
 	}
 	if _, ok := dtypeBytes[m.WeightDtype]; !ok {
-		add("weight_dtype", "%q is not one of fp32, bf16, fp16, fp8, int8, int4, mxfp4", m.WeightDtype)
+		add("weight_dtype", "%q is not one of fp32, bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4", m.WeightDtype)
 	}
 	if b, ok := dtypeBytes[m.KVDtype]; !ok || b < 1 {
 		add("kv_dtype", "%q is not one of bf16, fp16, fp8, int8, fp32", m.KVDtype)
@@ -64,6 +67,16 @@ func (m *Model) validate() []fieldErr {
 		}
 		if m.HeadDim <= 0 {
 			add("head_dim", "must be > 0 (got %d)", m.HeadDim)
+		}
+	}
+	if m.MoE != nil {
+		switch {
+		case m.MoE.Experts <= 0:
+			add("moe.experts", "must be > 0 (got %d)", m.MoE.Experts)
+		case m.MoE.ExpertsPerToken <= 0 || m.MoE.ExpertsPerToken > m.MoE.Experts:
+			add("moe.experts_per_token", "must be between 1 and experts %d (got %d)", m.MoE.Experts, m.MoE.ExpertsPerToken)
+		case m.ParamsActive == 0:
+			add("moe", "a mixture of experts needs params_active (the parameters one token uses)")
 		}
 	}
 	if len(m.Layout) > 0 {
