@@ -77,9 +77,9 @@ type Result struct {
 // and the KV slots allow; a request reserves the blocks of ISL + OSL tokens
 // when admitted, so when C requests do not fit the others wait and TTFT
 // includes the wait. With SeparatePrefill an iteration either prefills or
-// decodes, prefill first (SGLang). A client's next request misses the
-// iteration already in flight, and its TTFT also counts request_ms of
-// frontend overhead. Runs of decode-only iterations
+// decodes, prefill first (SGLang). A request reaches the engine request_ms
+// after its client sent it (the frontend: HTTP, tokenization; fitted), so it
+// misses the iteration already in flight; TTFT counts from the send. Runs of decode-only iterations
 // between events are summed in closed form (their times change smoothly with
 // context); every iteration that carries prefill is priced exactly.
 func (m *Model) Steady(ld Load, lim Limits) (Result, error) {
@@ -174,7 +174,8 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 	if b.ramp > 0 {
 		b.transit = minHeap{}
 		for c := range b.cl {
-			b.cl[c].arrive = b.ramp * (float64(c) + 0.5) / float64(b.C)
+			b.cl[c].send = b.ramp * (float64(c) + 0.5) / float64(b.C)
+			b.cl[c].arrive = b.cl[c].send + b.reqMS + minDelayMS
 			b.transit.push(b.cl[c].arrive, c)
 		}
 	}
@@ -184,7 +185,7 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 // send makes client c send its next request at time t.
 func (b *bench) send(c int, t float64) {
 	cl := &b.cl[c]
-	*cl = client{sent: cl.sent + 1, send: t, arrive: t + minDelayMS}
+	*cl = client{sent: cl.sent + 1, send: t, arrive: t + b.reqMS + minDelayMS}
 	if cl.sent > WarmRequests && t < b.measureT0 {
 		b.measureT0 = t
 	}
@@ -321,7 +322,7 @@ func (b *bench) prefillStep() {
 		}
 		cl.first = b.now
 		if b.measured(c) {
-			b.ttft.add(b.reqMS + cl.first - cl.send)
+			b.ttft.add(cl.first - cl.send)
 			b.wait.add(cl.admit - cl.arrive)
 			b.prefill.add(cl.first - cl.admit)
 		}
@@ -453,7 +454,7 @@ func (b *bench) finish(c int) {
 		if b.osl > 1 {
 			b.tpot.add((b.now - cl.first) / float64(b.osl-1))
 		}
-		b.latency.add(b.reqMS + b.now - cl.send)
+		b.latency.add(b.now - cl.send)
 	}
 	if cl.sent < RequestsPerClient {
 		b.send(c, b.now)

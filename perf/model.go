@@ -18,7 +18,7 @@ type Spec struct {
 	WeightDtype  string // matmul weights: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4; "" = the model's
 	KVDtype      string // "" = the model's
 	EnforceEager bool   // no CUDA graphs
-	GraphMaxSeqs int    // largest decode batch captured in a CUDA graph; 0 = 512 (vLLM's default cap)
+	GraphMax     int    // largest iteration captured in a CUDA graph, tokens; 0 = 512 (vLLM's default cap)
 
 	// Efficiency is the fitted efficiencies to use. Leave it nil and give
 	// Catalog to look them up for GPU × Engine × weight dtype.
@@ -48,7 +48,8 @@ type Model struct {
 	stepMS       float64 // fixed per iteration
 	graphLayerMS float64 // layers × layer_us
 	eagerLayerMS float64 // layers × eager_layer_us
-	graphMaxSeqs int
+	graphMax     float64
+	graphPrefill bool // CUDA graphs cover iterations with prefill chunks (vLLM's piecewise graphs)
 	eager        bool
 
 	gemmFLOPms float64 // FLOP per ms that large GEMMs reach (weight dtype)
@@ -115,9 +116,14 @@ func New(spec Spec) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Model{TP: spec.TP, WeightDtype: dtype, KV: kv, eager: spec.EnforceEager, graphMaxSeqs: spec.GraphMaxSeqs}
-	if out.graphMaxSeqs <= 0 {
-		out.graphMaxSeqs = 512
+	sched, ok := Schedules[spec.Engine]
+	if !ok {
+		return nil, fmt.Errorf("engine %q is not one the engine model knows (%s)", spec.Engine, strings.Join(Engines(), ", "))
+	}
+	out := &Model{TP: spec.TP, WeightDtype: dtype, KV: kv, eager: spec.EnforceEager, graphMax: float64(spec.GraphMax),
+		graphPrefill: sched.GraphsCoverPrefill}
+	if out.graphMax <= 0 {
+		out.graphMax = 512
 	}
 	eff, err := efficiencyOf(spec, dtype, out)
 	if err != nil {

@@ -86,7 +86,7 @@ func (m *Model) terms(a batch) Terms {
 	if T <= 0 {
 		return t
 	}
-	t.CUDAGraph = !m.eager && a.prefill == 0 && a.decodes <= float64(m.graphMaxSeqs)
+	t.CUDAGraph = !m.eager && T <= m.graphMax && (a.prefill == 0 || m.graphPrefill)
 	if t.CUDAGraph {
 		t.FixedMS = m.stepMS + m.graphLayerMS
 	} else {

@@ -2,7 +2,6 @@ package perf
 
 import (
 	"math"
-	"math/rand/v2"
 	"sort"
 )
 
@@ -26,24 +25,14 @@ type simResult struct {
 // start gives each client's first arrival; generations is how many requests
 // each client sends, the first warm of which are left out of the metrics.
 func simulate(m *Model, ld Load, lim Limits, start func(client int) float64, generations, warm int) simResult {
-	return simulateVar(m, ld, lim, start, generations, warm, 0)
-}
-
-func simulateVar(m *Model, ld Load, lim Limits, start func(client int) float64, generations, warm int, vary float64) simResult {
-	rng := rand.New(rand.NewPCG(7, 7))
-	draw := func(n int) int {
-		if vary == 0 {
-			return n
-		}
-		return max(1, int(math.Round(float64(n)*(1-vary+2*vary*rng.Float64()))))
-	}
+	overheadMS := m.Efficiency.RequestMS + minDelayMS
+	draw := func(n int) int { return n }
 	type req struct {
-		isl, osl                     int
-		client, prefilled, generated int
-		arrive, first, admitted      float64
-		measured                     bool
+		isl, osl                      int
+		client, prefilled, generated  int
+		send, arrive, first, admitted float64
+		measured                      bool
 	}
-	const overheadMS = minDelayMS
 	C, ISL, OSL := ld.Concurrency, ld.InputTokens, ld.OutputTokens
 	bs := lim.BlockSize
 	if bs <= 0 {
@@ -53,7 +42,7 @@ func simulateVar(m *Model, ld Load, lim Limits, start func(client int) float64, 
 	sent := make([]int, C)
 	var waiting, running []*req
 	for c := 0; c < C; c++ {
-		waiting = append(waiting, &req{client: c, arrive: start(c), isl: draw(ISL), osl: draw(OSL)})
+		waiting = append(waiting, &req{client: c, send: start(c), arrive: start(c) + overheadMS, isl: draw(ISL), osl: draw(OSL)})
 		sent[c] = 1
 	}
 	sortByArrival := func() {
@@ -133,7 +122,7 @@ func simulateVar(m *Model, ld Load, lim Limits, start func(client int) float64, 
 			if r.prefilled >= r.isl {
 				r.generated, r.first = 1, now
 				if r.measured {
-					ttft = append(ttft, now-r.arrive)
+					ttft = append(ttft, now-r.send)
 				}
 			}
 		}
@@ -166,7 +155,7 @@ func simulateVar(m *Model, ld Load, lim Limits, start func(client int) float64, 
 			}
 			c := r.client
 			if sent[c] < generations {
-				nr := &req{client: c, arrive: now + overheadMS, measured: sent[c] >= warm, isl: draw(ISL), osl: draw(OSL)}
+				nr := &req{client: c, send: now, arrive: now + overheadMS, measured: sent[c] >= warm, isl: draw(ISL), osl: draw(OSL)}
 				if nr.measured && nr.arrive < firstMeasured {
 					firstMeasured = nr.arrive
 				}
@@ -208,11 +197,7 @@ func median(x []float64) float64 {
 	return y[len(y)/2]
 }
 
-// together starts every client at once, as benchmark tools do.
-func together(int) float64 { return 0 }
-
-// spread starts the clients at random instants over spanMS.
-func spread(seed uint64, spanMS float64) func(int) float64 {
-	r := rand.New(rand.NewPCG(seed, 1))
-	return func(int) float64 { return r.Float64() * spanMS }
+// ramp starts client c at rampMS × (c + ½) / clients, as Steady does.
+func ramp(clients int, rampMS float64) func(int) float64 {
+	return func(c int) float64 { return rampMS * (float64(c) + 0.5) / float64(clients) }
 }

@@ -89,6 +89,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
    how many bytes of KV a token and a request cost   kvplan kv --model qwen3-8b --tokens 8000
    whether splitting prefill and decode pays off     kvplan disagg --model qwen3-0.6b --link 1gbe
    KV slots per worker, host-memory headroom         kvplan memory --model qwen3-0.6b --gpu l4 --limit 8Gi --kv-buffer cpu
+   TTFT, TPOT, throughput under a closed-loop load   kvplan perf --model llama-3.1-8b --gpu h100-sxm --isl 1024 --osl 1024 --concurrency 64
    whether the prefix working set fits, per policy   kvplan route --workers 2 --kv-slots 14816 --prefixes 12
    hit rates of each router on a real trace          kvplan simulate --trace trace.jsonl --workers 8 --kv-slots 200000
    whether a deployment plan will work (CI)          kvplan check plan.toml -o github
@@ -103,6 +104,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			kvCommand(),
 			disaggCommand(),
 			memoryCommand(),
+			perfCommand(),
 			checkCommand(),
 			rulesCommand(),
 			routeCommand(),

@@ -44,9 +44,8 @@ type Exclusion map[string]int
 // checkpoints with an fp8 KV cache (ModelOpt checkpoints quantize the KV);
 // the other engines keep the model's bf16 KV.
 func limitsFor(engine string, g *catalog.GPU, batch int) perf.Limits {
-	lim := perf.Limits{MaxNumSeqs: batch, MaxNumBatchedTokens: 8192, BlockSize: 16}
+	lim := perf.Limits{MaxNumSeqs: batch, MaxNumBatchedTokens: 8192, BlockSize: 16, SeparatePrefill: perf.Schedules[engine].SeparatePrefill}
 	if engine == "sglang" {
-		lim.SeparatePrefill = true
 		if g.MemoryBytes >= 160e9 {
 			lim.MaxNumBatchedTokens = 16384
 		}

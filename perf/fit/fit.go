@@ -58,12 +58,12 @@ func (p *Problem) Loss(x []float64) float64 {
 }
 
 // Minimize fits x from x0 with L-BFGS (gonum's optimize.LBFGS) on
-// central-difference gradients (gonum's diff/fd, step 0.01 in the log and
-// logit parameters): the loss is smooth at that scale, though iterations
-// are discrete. It stops after iterations major iterations at most.
+// forward-difference gradients (gonum's diff/fd, step 0.01 in the bounded
+// parameters): the loss is smooth at that scale, though iterations are
+// discrete. It stops after iterations major iterations at most.
 func (p *Problem) Minimize(x0 []float64, iterations int) ([]float64, float64, error) {
 	grad := func(g, x []float64) {
-		fd.Gradient(g, p.Loss, x, &fd.Settings{Formula: fd.Central, Step: 0.01, Concurrent: true})
+		fd.Gradient(g, p.Loss, x, &fd.Settings{Formula: fd.Forward, Step: 0.01, Concurrent: true})
 	}
 	prob := optimize.Problem{Func: p.Loss, Grad: grad}
 	settings := &optimize.Settings{MajorIterations: iterations, GradientThreshold: 1e-5}
