@@ -23,6 +23,9 @@ var (
 	}
 	requiredGPUs = []string{
 		"h100-sxm", "h200", "b200", "a100-80gb", "l40s", "l4", "a10g", "rtx4090", "rtx4060-laptop", "mi300x",
+		// issue 8
+		"a100-40gb", "rtx3090", "rtx5090", "rtx-a6000", "t4", "v100-32gb", "h100-pcie", "gh200", "b300", "mi325x",
+		"gb200", "gb300",
 	}
 )
 
@@ -92,6 +95,26 @@ func TestEveryEntryHasSourceAndPosition(t *testing.T) {
 	}
 }
 
+// Every GPU states what the memory and engine models read, with a price
+// source even when the price is unknown, and CUDA sees less than nvidia-smi.
+func TestGPUFieldsComplete(t *testing.T) {
+	for _, g := range load(t).GPUs {
+		if g.Arch == "" || g.CUDAMemory == "" || g.Interconnect == "" || g.InterconnectBandwidthBytes <= 0 || g.PriceSource == "" {
+			t.Errorf("gpu %q: arch %q, cuda_memory %q, interconnect %q %q, price_source %q; want all set",
+				g.Name, g.Arch, g.CUDAMemory, g.Interconnect, g.InterconnectBandwidth, g.PriceSource)
+		}
+		if g.CUDAMemoryBytes >= g.MemoryBytes {
+			t.Errorf("gpu %q: cuda_memory %s not below memory %s", g.Name, g.CUDAMemory, g.Memory)
+		}
+		if g.FP16TFLOPS <= 0 {
+			t.Errorf("gpu %q: fp16_tflops unset", g.Name)
+		}
+		if g.USDPerHourSpot > g.USDPerHour {
+			t.Errorf("gpu %q: spot $%g above on-demand $%g", g.Name, g.USDPerHourSpot, g.USDPerHour)
+		}
+	}
+}
+
 // Every model carries the fields the weight accounting and prefill estimate
 // use, and a layout (explicit groups or MLA) that covers its layers.
 func TestModelFieldsComplete(t *testing.T) {
@@ -103,8 +126,8 @@ func TestModelFieldsComplete(t *testing.T) {
 		if m.MLA == nil && len(m.Layout) == 0 {
 			t.Errorf("model %q: no [[model.layout]] groups and no [model.mla]", m.Name)
 		}
-		if m.MLA != nil && len(m.Layout) > 0 {
-			t.Errorf("model %q: both MLA and a layout; the KV arithmetic uses only MLA", m.Name)
+		if m.MLA != nil && !m.HasAttention() {
+			t.Errorf("model %q: MLA, but no layout group attends", m.Name)
 		}
 		if m.ParamsActive != 0 && m.ParamsActive >= m.ParamsTotal {
 			t.Errorf("model %q: params_active %d not below params_total %d", m.Name, m.ParamsActive, m.ParamsTotal)
@@ -118,7 +141,13 @@ func TestMoEActiveParams(t *testing.T) {
 	moe := map[string]bool{
 		"qwen3-235b-a22b": true, "qwen3-30b-a3b": true, "qwen3-next-80b-a3b": true, "deepseek-v3": true,
 		"kimi-k2": true, "mixtral-8x7b": true, "gpt-oss-120b": true, "gemma-4-26b-a4b": true,
-		"minimax-m2.5": true, "glm-5": true, "qwen3.5-397b-a17b": true,
+		// the `models import` block
+		"deepseek-v3.2": true, "deepseek-v4-flash": true, "deepseek-v4-pro": true, "glm-5": true, "glm-5.2": true,
+		"kimi-k2.5": true, "kimi-k2.5-nvfp4": true, "qwen3.5-397b-a17b": true, "qwen3.6-35b-a3b-nvfp4": true,
+		"llama-4-scout-17b-16e": true, "llama-4-maverick-17b-128e": true, "nemotron-3-nano-30b-a3b": true,
+		"nemotron-3-super-120b-a12b-fp8": true, "nemotron-3-ultra-550b-a55b": true, "gpt-oss-20b": true,
+		// the engine-model block
+		"minimax-m2.5": true,
 	}
 	for name := range moe {
 		m, err := c.Model(name)
@@ -169,6 +198,23 @@ func TestCatalogFigures(t *testing.T) {
 	} {
 		if got := gpu(tc.name).MemoryBytes; got != tc.want {
 			t.Errorf("gpu %s memory = %d B, want %d", tc.name, got, tc.want)
+		}
+	}
+	// CUDA-visible totals as the cited logs print them (GiB to 0.01).
+	for _, tc := range []struct {
+		name string
+		gib  float64
+	}{
+		{"h100-sxm", 79.19}, // vLLM 0.19 logs: total_memory=79.19GiB
+		{"a100-80gb", 79.25},
+		{"b200", 178.35},
+		{"h200", 139.80},
+		{"t4", 14.58},
+		{"mi300x", 191.98},
+	} {
+		got := float64(gpu(tc.name).CUDAMemoryBytes) / (1 << 30)
+		if got < tc.gib-0.005 || got > tc.gib+0.005 {
+			t.Errorf("gpu %s cuda memory = %.4f GiB, want %.2f", tc.name, got, tc.gib)
 		}
 	}
 	for _, tc := range []struct {
@@ -263,6 +309,15 @@ func TestLookupIsForgiving(t *testing.T) {
 		{"gpu", "A100", "a100-80gb"},
 		{"gpu", "RTX4090", "rtx4090"},
 		{"gpu", "MI300X", "mi300x"},
+		// the system names of shared/data/serving (AIConfigurator's systems)
+		{"gpu", "h100_sxm", "h100-sxm"},
+		{"gpu", "h200_sxm", "h200"},
+		{"gpu", "b200_sxm", "b200"},
+		{"gpu", "b300_sxm", "b300"},
+		{"gpu", "gb200", "gb200"},
+		{"gpu", "gb300", "gb300"},
+		{"gpu", "a100_sxm", "a100-80gb"},
+		{"gpu", "Tesla-T4", "t4"},
 	} {
 		var got string
 		var err error
@@ -297,10 +352,10 @@ func TestUnknownNameOffersClosest(t *testing.T) {
 		{"model", "qwen3-06b", "qwen3-0.6b"},
 		{"model", "qwen3-0.6", "qwen3-0.6b"},
 		{"model", "llama-3.1-7b", "llama-3.1-70b"},
-		{"model", "deepseek-v2", "deepseek-v3"},
+		{"model", "deepsek-v3", "deepseek-v3"},
 		{"link", "ib-ndr400", "ib-ndr"},
 		{"link", "roce200g", "roce-200g"},
-		{"gpu", "h100-pcie", "h100-sxm"},
+		{"gpu", "h100-nvl", "h100-sxm"},
 		{"gpu", "rtx4080", "rtx4090"},
 	} {
 		var err error

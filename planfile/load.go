@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -26,13 +25,39 @@ func Load(path string) (*Plan, error) {
 }
 
 // Parse decodes and validates a plan file's contents; path names it in errors.
+// A plan that points at a manifest ([deployment] manifest) is only decoded:
+// its pools come from the manifest, so the caller validates the merged plan
+// (Validate) once the manifest is read.
 func Parse(path string, data []byte) (*Plan, error) {
+	p, err := Decode(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if p.Deployment.Manifest != "" {
+		return p, nil
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Decode reads a plan file strictly (unknown keys are errors) and records
+// the line of every key and table, without checking values or applying
+// defaults.
+func Decode(path string, data []byte) (*Plan, error) {
 	p := &Plan{}
 	idx, err := tomlpos.DecodeStrict(path, data, p)
 	if err != nil {
 		return nil, err
 	}
-	p.Path, p.index = path, idx
+	p.Path = path
+	for _, e := range idx.Entries {
+		key := strings.Join(e.Path, ".")
+		if !p.Has(key) {
+			p.SetPos(key, Pos{File: path, Line: e.Line})
+		}
+	}
 	for name, pool := range p.Pools {
 		if pool == nil {
 			pool = &Pool{}
@@ -40,39 +65,35 @@ func Parse(path string, data []byte) (*Plan, error) {
 		}
 		pool.Name = name
 	}
-	if errs := p.validate(); len(errs) > 0 {
-		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
-		joined := make([]error, len(errs))
-		for i, e := range errs {
-			joined[i] = e
-		}
-		return nil, errors.Join(joined...)
-	}
 	return p, nil
 }
 
-// Line returns the line of a dotted plan-file field such as
-// "pools.prefill.memory_limit" or "router.kv_events". When the key itself is
-// absent it returns the line of its nearest enclosing table ([pools.prefill],
-// [router]); when that is absent too, 0.
-func (p *Plan) Line(field string) int {
-	if p == nil || p.index == nil || field == "" {
-		return 0
-	}
-	path := strings.Split(field, ".")
-	for n := len(path); n > 0; n-- {
-		if l := p.index.Line(path[:n], 0); l > 0 {
-			return l
+// Validate checks every value, fills the defaults of absent keys, and
+// returns every problem at its field's place (errors.Join of
+// *tomlpos.Error, in file order).
+func (p *Plan) Validate() error {
+	for name, pool := range p.Pools {
+		if pool == nil {
+			pool = &Pool{}
+			p.Pools[name] = pool
 		}
-		// A key of a table written with dotted keys ("pools.prefill.role = ...")
-		// has no header: use the first key below the path.
-		for _, e := range p.index.Entries {
-			if len(e.Path) > n && slices.Equal(e.Path[:n], path[:n]) {
-				return e.Line
-			}
-		}
+		pool.Name = name
 	}
-	return 0
+	errs := p.validate()
+	if len(errs) == 0 {
+		return nil
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].File != errs[j].File {
+			return errs[i].File < errs[j].File
+		}
+		return errs[i].Line < errs[j].Line
+	})
+	joined := make([]error, len(errs))
+	for i, e := range errs {
+		joined[i] = e
+	}
+	return errors.Join(joined...)
 }
 
 // ConfigPath returns model.config resolved against the plan file's folder.
@@ -99,12 +120,10 @@ type checker struct {
 }
 
 func (c *checker) add(field, format string, args ...any) {
-	c.errs = append(c.errs, &tomlpos.Error{File: c.p.Path, Line: c.p.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	c.errs = append(c.errs, c.p.fieldErrorf(field, format, args...))
 }
 
-func (c *checker) has(field string) bool {
-	return c.p.index.Line(strings.Split(field, "."), 0) > 0
-}
+func (c *checker) has(field string) bool { return c.p.Has(field) }
 
 func (c *checker) oneOf(field, value string, allowed []string) {
 	for _, a := range allowed {
@@ -188,7 +207,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 		if pl.GPU == "" {
 			c.add(f("gpu"), "missing: name the GPU of this pool's workers (a catalog GPU)")
 		}
-		if c.has(f("gpu_memory_utilization")) {
+		if c.has(f("gpu_memory_utilization")) || pl.GPUMemoryUtilization != 0 {
 			if !(pl.GPUMemoryUtilization > 0 && pl.GPUMemoryUtilization <= 1) {
 				c.add(f("gpu_memory_utilization"), "%g is out of range: want a fraction in (0, 1], e.g. 0.9", pl.GPUMemoryUtilization)
 			}
@@ -196,7 +215,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 			pl.GPUMemoryUtilization = DefaultGPUMemoryUtilization
 		}
 		c.nonNegative(f("max_model_len"), pl.MaxModelLen)
-		if c.has(f("memory_limit")) {
+		if c.has(f("memory_limit")) || pl.MemoryLimit != "" {
 			b, err := units.ParseQuantity(pl.MemoryLimit)
 			switch {
 			case err != nil:
@@ -212,7 +231,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 		}
 		c.nonNegative(f("max_num_seqs"), pl.MaxNumSeqs)
 		c.nonNegative(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens)
-		if c.has(f("cpu_offload_cache")) {
+		if c.has(f("cpu_offload_cache")) || pl.CPUOffloadCache != "" {
 			b, err := units.ParseQuantity(pl.CPUOffloadCache)
 			if err != nil {
 				c.add(f("cpu_offload_cache"), "%v", err)

@@ -19,14 +19,14 @@ type PerfScenario struct {
 	Model         *catalog.Model
 	GPU           *catalog.GPU
 	Engine        string // vllm, sglang, trtllm
-	EngineVersion string // recorded; the efficiencies are not per version
+	EngineVersion string // the memory profile's version; "" = the catalog's newest (the efficiencies are not per version)
 	TP            int
 	WeightDtype   string // "" = the model's
 	KVDtype       string // "" = the model's
 
 	InputTokens, OutputTokens, Concurrency int
 
-	GPUUtil             float64 // 0 = 0.9
+	GPUUtil             float64 // the engine's memory fraction; 0 = the engine's default
 	MaxNumSeqs          int     // 0 = the engine's default
 	MaxNumBatchedTokens int     // 0 = the engine's default
 	EnforceEager        bool
@@ -141,9 +141,7 @@ func PlanPerf(sc PerfScenario) (*PerfPlan, error) {
 	}
 	p.Efficiency, p.EfficiencyFallback = model.Efficiency, model.Fallback
 	p.Assumptions = append(p.Assumptions, model.Notes...)
-	if sc.EngineVersion != "" {
-		p.Assumptions = append(p.Assumptions, fmt.Sprintf("engine version %s: the efficiencies are fitted across versions (%s), not per version", sc.EngineVersion, model.Efficiency.Source))
-	}
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the efficiencies are fitted across engine versions, not per version (%s)", model.Efficiency.Key()))
 	lim := perf.Limits{MaxNumSeqs: p.MaxNumSeqs, MaxNumBatchedTokens: p.MaxNumBatchedTokens, KVSlots: p.KVSlotsTokens,
 		BlockSize: mp.BlockSize, SeparatePrefill: eng.SeparatePrefill}
 	r, err := model.Steady(perf.Load{Concurrency: sc.Concurrency, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens}, lim)
@@ -156,23 +154,19 @@ func PlanPerf(sc PerfScenario) (*PerfPlan, error) {
 	return p, nil
 }
 
-// memory runs the memory model for the KV slots and the engine's limits.
+// memory runs the memory model (the engine's own profile, for its version)
+// for the KV slots and the engine's limits.
 func (p *PerfPlan) memory(sc PerfScenario, m *catalog.Model, tp int) (*MemoryPlan, error) {
-	e, err := sc.Catalog.Engine(sc.Engine)
+	e, ver, err := sc.Catalog.EngineVersion(sc.Engine, sc.EngineVersion)
 	if err != nil {
-		if e, err = sc.Catalog.Engine("vllm"); err != nil {
-			return nil, err
-		}
-		p.Assumptions = append(p.Assumptions, fmt.Sprintf("the catalog has no %s memory profile: KV slots and default limits follow vLLM's accounting", sc.Engine))
+		return nil, err
 	}
-	util := sc.GPUUtil
-	if util == 0 {
-		util = 0.9
-	}
+	p.EngineVersion = ver
 	mp, err := PlanMemory(MemoryScenario{
 		Model: m, KV: models.KVOptions{KVDtype: sc.KVDtype, TP: tp}, GPU: sc.GPU, Engine: e,
-		GPUUtil: util, EnforceEager: sc.EnforceEager, MaxModelLen: sc.InputTokens + sc.OutputTokens,
-		BlockSize: e.DefaultBlockSize, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, MaxNumSeqs: sc.MaxNumSeqs,
+		EngineVersion: ver, VersionDefaulted: sc.EngineVersion == "",
+		GPUUtil: sc.GPUUtil, EnforceEager: sc.EnforceEager, MaxModelLen: sc.InputTokens + sc.OutputTokens,
+		MaxNumBatchedTokens: sc.MaxNumBatchedTokens, MaxNumSeqs: sc.MaxNumSeqs,
 	})
 	if err != nil {
 		return nil, err
@@ -181,7 +175,8 @@ func (p *PerfPlan) memory(sc PerfScenario, m *catalog.Model, tp int) (*MemoryPla
 		return nil, fmt.Errorf("%s at tp %d on %s: one request of %d tokens does not fit (weights %d B per rank leave %d B for the KV cache); raise --tp or use a larger GPU",
 			m.Name, tp, sc.GPU.Name, sc.InputTokens+sc.OutputTokens, mp.WeightsBytes, mp.KVCacheBytes)
 	}
-	p.Assumptions = append(p.Assumptions, fmt.Sprintf("KV slots from kvplan's memory model at gpu-util %g (kvplan memory)", util))
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("KV slots and default limits from kvplan's memory model (%s %s profile, memory fraction %g; kvplan memory)",
+		sc.Engine, ver, mp.GPUUtil))
 	return mp, nil
 }
 

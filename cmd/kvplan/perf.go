@@ -99,12 +99,15 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if sc.KVDtype, err = kvDtype(c); err != nil {
 		return nil, err
 	}
-	if sc.TP, err = tpFlag(c); err != nil {
+	if sc.TP, err = tpFlag(c, sc.Model); err != nil {
 		return nil, err
 	}
 	sc.WeightDtype = strings.ToLower(c.String("weight-dtype"))
+	if sc.WeightDtype == "fp4" {
+		sc.WeightDtype = "nvfp4" // NVIDIA's fp4 format
+	}
 	if _, ok := catalog.DtypeBytes(sc.WeightDtype); sc.WeightDtype != "" && !ok {
-		return nil, fmt.Errorf("--weight-dtype %q: want one of bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4", c.String("weight-dtype"))
+		return nil, fmt.Errorf("--weight-dtype %q: want one of fp4, %s", c.String("weight-dtype"), strings.Join(catalog.WeightDtypes, ", "))
 	}
 	if sc.GPUUtil <= 0 || sc.GPUUtil > 1 {
 		return nil, fmt.Errorf("--gpu-util %g: must be in (0, 1], e.g. 0.9", sc.GPUUtil)
@@ -124,6 +127,9 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 		if *f.dst, err = positive(c, f.flag, f.zeroOK); err != nil {
 			return nil, err
 		}
+	}
+	if err := withinContext(c, sc.Model, "--isl + --osl", sc.InputTokens+sc.OutputTokens); err != nil {
+		return nil, err
 	}
 	if sc.Concurrency > 100_000 {
 		return nil, fmt.Errorf("--concurrency %d: kvplan simulates at most 100,000 clients", sc.Concurrency)

@@ -38,9 +38,9 @@ type Exclusion map[string]int
 //	        (sglang/srt/server_args.py); prefill and decode batches run apart
 //	trtllm  max_num_tokens 8192 (tensorrt_llm/llmapi/llm_args.py)
 //
-// KV slots follow kvplan's memory model (planner.PlanMemory) at a 0.9 memory
-// fraction, the vLLM default that TensorRT-LLM's kv_cache_free_gpu_memory_fraction
-// and SGLang's mem_fraction_static approach. TensorRT-LLM runs fp8 and fp4
+// KV slots follow kvplan's memory model (planner.PlanMemory) with the
+// engine's profile for the run's version (the newest when the catalog has
+// none for it) at its default memory fraction. TensorRT-LLM runs fp8 and fp4
 // checkpoints with an fp8 KV cache (ModelOpt checkpoints quantize the KV);
 // the other engines keep the model's bf16 KV.
 func limitsFor(engine string, g *catalog.GPU, batch int) perf.Limits {
@@ -149,17 +149,19 @@ func prepareRow(cat *catalog.Catalog, r Row, engines map[string]*catalog.Engine)
 	if r.Engine == "trtllm" && m.WeightDtype != "bf16" && m.WeightDtype != "int4" {
 		c.KVDtype = "fp8"
 	}
-	e := engines["vllm"]
+	key := r.Engine + "@" + r.Version
+	e := engines[key]
 	if e == nil {
-		if e, err = cat.Engine("vllm"); err != nil {
-			return "no engine profile", nil
+		if e, _, err = cat.EngineVersion(r.Engine, r.Version); err != nil {
+			if e, _, err = cat.EngineVersion(r.Engine, ""); err != nil {
+				return "no engine profile", nil
+			}
 		}
-		engines["vllm"] = e
+		engines[key] = e
 	}
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
 		Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: r.TP}, GPU: g, Engine: e,
-		GPUUtil: 0.9, MaxModelLen: r.ISL + r.OSL, BlockSize: 16,
-		MaxNumBatchedTokens: c.Limits.MaxNumBatchedTokens, MaxNumSeqs: c.Limits.MaxNumSeqs,
+		MaxModelLen: r.ISL + r.OSL, MaxNumBatchedTokens: c.Limits.MaxNumBatchedTokens, MaxNumSeqs: c.Limits.MaxNumSeqs,
 	})
 	if err != nil {
 		return "memory model error", nil

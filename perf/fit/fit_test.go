@@ -20,11 +20,10 @@ var (
 	foldIters  = flag.Int("fold-iterations", 30, "L-BFGS iterations of each held-out fold")
 )
 
-// load reads the cases. The interim GPU file supplies the Blackwell parts and
-// the fp8/fp4 peaks the embedded catalog does not have yet.
+// load reads the cases over the embedded catalog.
 func load(t *testing.T) (*catalog.Catalog, []Row, Space, []*Case, Exclusion) {
 	t.Helper()
-	cat, err := catalog.Load(filepath.Join("testdata", "gpus-interim.toml"))
+	cat, err := catalog.Load()
 	if err != nil {
 		t.Fatal(err)
 	}

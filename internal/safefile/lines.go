@@ -1,0 +1,77 @@
+package safefile
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLine is the line cap for traces: 1 MiB, room for about 140,000
+// hash ids of 6 digits on one line. The longest line of the Mooncake
+// conversation trace is about 2 KB.
+const DefaultMaxLine = 1 << 20
+
+// ErrLineTooLong is wrapped by LineReader's error for a line over its cap.
+var ErrLineTooLong = errors.New("line too long")
+
+// LineReader streams lines from a reader with a cap on their length, so a
+// file without newlines (or with one huge line) cannot make it buffer
+// gigabytes. It allocates its buffer once.
+//
+//	lr := safefile.NewLineReader(f, safefile.DefaultMaxLine)
+//	for {
+//		line, err := lr.Next()
+//		if err == io.EOF { break }
+//		if err != nil { return fmt.Errorf("%s: %w", name, err) } // "line 7: longer than the 1 MiB line cap"
+//		... line is valid until the next call ...
+//	}
+//
+// A trace reader should also cap what one line may hold (hash ids per
+// request) after decoding it, or before, with bytes.Count(line, ",").
+type LineReader struct {
+	br   *bufio.Reader
+	max  int
+	line int
+}
+
+// NewLineReader reads r; lines longer than maxLine bytes (without the line
+// end) are an error. maxLine <= 0 means DefaultMaxLine.
+func NewLineReader(r io.Reader, maxLine int) *LineReader {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	// The buffer holds a whole line and its "\r\n".
+	return &LineReader{br: bufio.NewReaderSize(r, maxLine+2), max: maxLine}
+}
+
+// Next returns the next line without its "\n" or "\r\n", and io.EOF after
+// the last. The returned slice is only valid until the next call. A last
+// line without a newline is returned like the others.
+func (l *LineReader) Next() ([]byte, error) {
+	b, err := l.br.ReadSlice('\n')
+	switch {
+	case err == nil:
+	case errors.Is(err, bufio.ErrBufferFull):
+		l.line++
+		return nil, fmt.Errorf("line %d: %w: longer than the %s line cap", l.line, ErrLineTooLong, formatCap(int64(l.max)))
+	case err == io.EOF:
+		if len(b) == 0 {
+			return nil, io.EOF
+		}
+	default:
+		return nil, err
+	}
+	l.line++
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if len(b) > l.max {
+		return nil, fmt.Errorf("line %d: %w: longer than the %s line cap", l.line, ErrLineTooLong, formatCap(int64(l.max)))
+	}
+	return b, nil
+}
+
+// Line is the 1-based number of the line Next returned last (0 before the
+// first call).
+func (l *LineReader) Line() int { return l.line }

@@ -1,0 +1,115 @@
+package safefile
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestReadFileRefusesNonRegular: a FIFO, a device and a directory are
+// refused at once (a FIFO used to hang forever; /dev/zero grew to 8 GB).
+func TestReadFileRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "plan.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	cases := []struct{ path, want string }{
+		{fifo, "is a named pipe (FIFO), not a regular file"},
+		{"/dev/zero", "is a character device, not a regular file"},
+		{dir, "is a directory, not a regular file"},
+	}
+	for _, c := range cases {
+		done := make(chan error, 1)
+		go func() { _, err := ReadFile(c.path, Plan); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrNotRegular) {
+				t.Errorf("ReadFile(%s) = %v; want an error containing %q", c.path, err, c.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("ReadFile(%s) hangs", c.path)
+		}
+	}
+}
+
+func TestReadFileCap(t *testing.T) {
+	dir := t.TempDir()
+	small := Kind{Name: "plan file", MaxBytes: 1 << 10}
+	big := filepath.Join(dir, "big.toml")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("#"), 1<<10+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadFile(big, small)
+	if want := "plan file " + big + " is too large (1025 bytes): the cap for a plan file is 1 KiB"; err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	exact := filepath.Join(dir, "exact.toml")
+	if err := os.WriteFile(exact, bytes.Repeat([]byte("#"), 1<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := ReadFile(exact, small); err != nil || len(data) != 1<<10 {
+		t.Errorf("a file at the cap: %d bytes, %v", len(data), err)
+	}
+	// A file that reports no size (as /proc files do) is still capped.
+	if _, err := ReadFrom(io.LimitReader(zeros{}, 1<<20), "stdin", small); err == nil || !strings.Contains(err.Error(), "the cap for a plan file is 1 KiB") {
+		t.Errorf("endless reader: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing.toml"), Plan); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestReadStdin(t *testing.T) {
+	old := Stdin
+	defer func() { Stdin = old }()
+	Stdin = strings.NewReader("[model]\n")
+	if data, err := ReadFile("-", Plan); err != nil || string(data) != "[model]\n" {
+		t.Errorf("stdin: %q, %v", data, err)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func TestLineReader(t *testing.T) {
+	in := "a\r\nbb\n\nccc"
+	lr := NewLineReader(strings.NewReader(in), 4)
+	var got []string
+	for {
+		b, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(b))
+	}
+	if strings.Join(got, "|") != "a|bb||ccc" || lr.Line() != 4 {
+		t.Errorf("lines %q, last %d", got, lr.Line())
+	}
+	lr = NewLineReader(strings.NewReader("ok\n12345\nnext\n"), 4)
+	if _, err := lr.Next(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := lr.Next()
+	if !errors.Is(err, ErrLineTooLong) || err.Error() != "line 2: line too long: longer than the 4 bytes line cap" {
+		t.Errorf("long line: %v", err)
+	}
+	// One endless line of zeros: an error after the cap, not gigabytes.
+	lr = NewLineReader(zeros{}, 1<<10)
+	if _, err := lr.Next(); !errors.Is(err, ErrLineTooLong) {
+		t.Errorf("endless line: %v", err)
+	}
+}
