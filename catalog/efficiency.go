@@ -21,17 +21,18 @@ type Efficiency struct {
 	Engine string `toml:"engine" json:"engine"` // vllm, sglang, trtllm, or "*"
 	Dtype  string `toml:"dtype" json:"dtype"`   // weight dtype (bf16, fp8, fp4, int4, ...), or "*"
 
-	GEMM         float64 `toml:"gemm" json:"gemm"`                     // fraction of the dtype's dense peak that large GEMMs reach, (0, 1]
-	Memory       float64 `toml:"memory" json:"memory"`                 // fraction of memory bandwidth reached streaming weights and KV, (0, 1]
-	Attention    float64 `toml:"attention" json:"attention"`           // fraction of the bf16 peak that prefill attention reaches, (0, 1]
-	MoE          float64 `toml:"moe" json:"moe"`                       // expert (grouped) GEMMs relative to dense ones, compute and memory, (0, 1]
-	Interconnect float64 `toml:"interconnect" json:"interconnect"`     // fraction of the interconnect bandwidth an all-reduce reaches, (0, 1]
-	AllReduceUS  float64 `toml:"allreduce_us" json:"allreduce_us"`     // fixed latency of one all-reduce, µs
-	StepMS       float64 `toml:"step_ms" json:"step_ms"`               // fixed cost of one engine iteration (scheduler, sampler, launches), ms
-	LayerUS      float64 `toml:"layer_us" json:"layer_us"`             // fixed cost per decoder layer per iteration under CUDA graphs, µs
-	EagerLayerUS float64 `toml:"eager_layer_us" json:"eager_layer_us"` // the same without CUDA graphs (prefill steps, --enforce-eager), µs
-	RequestMS    float64 `toml:"request_ms" json:"request_ms"`         // per request, in TTFT: HTTP, tokenization, detokenization, ms
-	RampMS       float64 `toml:"ramp_ms" json:"ramp_ms"`               // a benchmark's first requests reach the engine spread evenly over ramp_ms, ms
+	GEMM         float64 `toml:"gemm" json:"gemm"`                                 // fraction of the dtype's dense peak that large GEMMs reach, (0, 1]
+	Memory       float64 `toml:"memory" json:"memory"`                             // fraction of memory bandwidth reached streaming weights and KV, (0, 1]
+	Attention    float64 `toml:"attention" json:"attention"`                       // fraction of the bf16 peak that prefill attention reaches, (0, 1]
+	MoE          float64 `toml:"moe" json:"moe"`                                   // expert (grouped) GEMMs relative to dense ones, compute and memory, (0, 1]
+	Interconnect float64 `toml:"interconnect" json:"interconnect"`                 // fraction of the interconnect bandwidth an all-reduce reaches, (0, 1]
+	AllReduceUS  float64 `toml:"allreduce_us" json:"allreduce_us"`                 // fixed latency of one all-reduce, µs
+	StepMS       float64 `toml:"step_ms" json:"step_ms"`                           // fixed cost of one engine iteration (scheduler, sampler, launches), ms
+	LayerUS      float64 `toml:"layer_us" json:"layer_us"`                         // fixed cost per decoder layer per iteration under CUDA graphs, µs
+	EagerLayerUS float64 `toml:"eager_layer_us" json:"eager_layer_us"`             // the same without CUDA graphs (prefill steps, --enforce-eager), µs
+	RequestMS    float64 `toml:"request_ms" json:"request_ms"`                     // per request, in TTFT: HTTP, tokenization, detokenization, ms
+	RequestUSTok float64 `toml:"request_us_per_token" json:"request_us_per_token"` // per input token, in TTFT: tokenizing and moving the prompt, µs
+	RampMS       float64 `toml:"ramp_ms" json:"ramp_ms"`                           // a benchmark's first requests reach the engine spread evenly over ramp_ms, ms
 
 	Rows   int    `toml:"rows" json:"rows"` // measured rows the values were fitted on (0 = not fitted: a prior)
 	Source string `toml:"source" json:"source"`
@@ -70,7 +71,7 @@ func (e *Efficiency) validate() []fieldErr {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"allreduce_us", e.AllReduceUS}, {"step_ms", e.StepMS}, {"layer_us", e.LayerUS}, {"eager_layer_us", e.EagerLayerUS}, {"request_ms", e.RequestMS}, {"ramp_ms", e.RampMS}} {
+	}{{"allreduce_us", e.AllReduceUS}, {"step_ms", e.StepMS}, {"layer_us", e.LayerUS}, {"eager_layer_us", e.EagerLayerUS}, {"request_ms", e.RequestMS}, {"request_us_per_token", e.RequestUSTok}, {"ramp_ms", e.RampMS}} {
 		if !(f.v >= 0 && f.v < 1e6) {
 			add(f.name, "must be >= 0 (got %g)", f.v)
 		}

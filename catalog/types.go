@@ -162,8 +162,6 @@ type GPU struct {
 	Interconnect          string `toml:"interconnect" json:"interconnect,omitempty"`                     // nvlink3, nvlink4, nvlink5, pcie3, pcie4, pcie5, infinity-fabric
 	InterconnectBandwidth string `toml:"interconnect_bandwidth" json:"interconnect_bandwidth,omitempty"` // per GPU, one direction: "450GB/s"
 
-	PrefillMFU float64 `toml:"prefill_mfu" json:"prefill_mfu,omitempty"` // fraction of BF16TFLOPS a prefill reaches, in (0, 1]; optional, superseded by the engine model
-
 	USDPerHour     float64 `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`           // on-demand price of one GPU-hour; 0 = unknown
 	USDPerHourSpot float64 `toml:"usd_per_hour_spot" json:"usd_per_hour_spot,omitempty"` // a spot price sample; 0 = unknown
 	PriceSource    string  `toml:"price_source" json:"price_source,omitempty"`           // where the prices come from

@@ -284,9 +284,6 @@ func (g *GPU) validate() []fieldErr {
 			add("interconnect_bandwidth", "must be > 0")
 		}
 	}
-	if g.PrefillMFU != 0 && !(g.PrefillMFU > 0 && g.PrefillMFU <= 1) {
-		add("prefill_mfu", "must be in (0, 1] (got %g)", g.PrefillMFU)
-	}
 	if !(g.USDPerHour >= 0) {
 		add("usd_per_hour", "must be >= 0 (got %g; 0 = unknown)", g.USDPerHour)
 	}

@@ -77,9 +77,10 @@ type Result struct {
 // and the KV slots allow; a request reserves the blocks of ISL + OSL tokens
 // when admitted, so when C requests do not fit the others wait and TTFT
 // includes the wait. With SeparatePrefill an iteration either prefills or
-// decodes, prefill first (SGLang). A request reaches the engine request_ms
-// after its client sent it (the frontend: HTTP, tokenization; fitted), so it
-// misses the iteration already in flight; TTFT counts from the send. Runs of decode-only iterations
+// decodes, prefill first (SGLang). A request reaches the engine request_ms +
+// ISL × request_us_per_token after its client sent it (the frontend: HTTP,
+// tokenization; fitted), so it misses the iteration already in flight; TTFT
+// counts from the send. Runs of decode-only iterations
 // between events are summed in closed form (their times change smoothly with
 // context); every iteration that carries prefill is priced exactly.
 func (m *Model) Steady(ld Load, lim Limits) (Result, error) {
@@ -133,7 +134,7 @@ type bench struct {
 	runArea, runTime                   float64
 	pSteps, dSteps                     float64 // iterations that carry prefill, decode-only ones (measured)
 	pTime, dTime, pTokens              float64
-	pDecodes, dDecodes, pSeqs          float64
+	pDecodes, dDecodes, pSeqs, pCtx    float64
 	itl                                []segment
 }
 
@@ -157,7 +158,8 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 	}
 	b := &bench{m: m, C: ld.Concurrency, isl: ld.InputTokens, osl: ld.OutputTokens,
 		budget: lim.MaxNumBatchedTokens, maxSeqs: lim.MaxNumSeqs, slots: lim.KVSlots,
-		separate: lim.SeparatePrefill, reqMS: m.Efficiency.RequestMS, ramp: m.Efficiency.RampMS}
+		separate: lim.SeparatePrefill, ramp: m.Efficiency.RampMS,
+		reqMS: m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000}
 	b.need = int64((b.isl+b.osl+bs-1)/bs) * int64(bs)
 	if b.need > b.slots {
 		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
@@ -300,6 +302,9 @@ func (b *bench) prefillStep() {
 		b.pTokens += a.prefill
 		b.pSeqs += float64(len(list))
 		b.pDecodes += a.decodes
+		for _, ch := range list {
+			b.pCtx += float64(b.cl[ch.c].prefilled)
+		}
 		if withDecodes {
 			b.itl = append(b.itl, segment{t.TotalMS, 1})
 		}
@@ -486,7 +491,7 @@ func (b *bench) result() Result {
 		r.PrefillStepMS = b.pTime / b.pSteps
 		r.PrefillTokens = b.pTokens / b.pSteps
 		seqs := math.Max(1, b.pSeqs/b.pSteps)
-		r.PrefillStep = m.meanStep(r.PrefillTokens, seqs, float64(b.isl)/2, b.pDecodes/b.pSteps, ctxDecode)
+		r.PrefillStep = m.meanStep(r.PrefillTokens, seqs, b.pCtx/math.Max(1, b.pSeqs), b.pDecodes/b.pSteps, ctxDecode)
 	}
 	if b.dSteps > 0 {
 		r.DecodeStepMS = b.dTime / b.dSteps
@@ -605,3 +610,23 @@ func (h *minHeap) pop() (float64, int) {
 	}
 	return k, v
 }
+
+// PrefillMS is the time one request of tokens tokens takes to prefill on
+// an idle engine: its chunks of at most budget tokens (0: one chunk) run one
+// iteration each, each on top of the tokens before it.
+func (m *Model) PrefillMS(tokens, budget int) float64 {
+	if budget <= 0 {
+		budget = tokens
+	}
+	var ms float64
+	var pt, pc [1]int
+	for done := 0; done < tokens; done += budget {
+		pt[0], pc[0] = min(budget, tokens-done), done
+		ms += m.StepMS(pt[:], pc[:], nil)
+	}
+	return ms
+}
+
+// DecodeStep is one decode-only iteration of n sequences with ctx tokens of
+// context each.
+func (m *Model) DecodeStep(n int, ctx float64) Terms { return m.meanStep(0, 0, 0, float64(n), ctx) }

@@ -25,7 +25,7 @@ type simResult struct {
 // start gives each client's first arrival; generations is how many requests
 // each client sends, the first warm of which are left out of the metrics.
 func simulate(m *Model, ld Load, lim Limits, start func(client int) float64, generations, warm int) simResult {
-	overheadMS := m.Efficiency.RequestMS + minDelayMS
+	overheadMS := m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000 + minDelayMS
 	draw := func(n int) int { return n }
 	type req struct {
 		isl, osl                      int

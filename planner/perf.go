@@ -208,11 +208,11 @@ func (p *PerfPlan) derive(r perf.Result, m *perf.Model) {
 		terms("prefill_step_terms_ms", r.PrefillStep, "a mean iteration with prefill chunks")
 	}
 	e := m.Efficiency
-	d.Add("efficiency", e.GEMM, "ratio", "gemm, memory, attention, moe, interconnect; step_ms, layer_us, allreduce_us, request_ms, ramp_ms",
-		"%.3f, %.3f, %.3f, %.3f, %.3f; %.3f ms, %.2f µs, %.2f µs, %.2f ms, %.0f ms (%s)",
-		e.GEMM, e.Memory, e.Attention, e.MoE, e.Interconnect, e.StepMS, e.LayerUS, e.AllReduceUS, e.RequestMS, e.RampMS, e.Key())
+	d.Add("efficiency", e.GEMM, "ratio", "gemm, memory, attention, moe, interconnect; step_ms, layer_us, eager_layer_us, allreduce_us, request_ms, request_us_per_token, ramp_ms",
+		"%.3f, %.3f, %.3f, %.3f, %.3f; %.3f ms, %.2f µs, %.1f µs, %.2f µs, %.2f ms, %.3f µs, %.0f ms (%s)",
+		e.GEMM, e.Memory, e.Attention, e.MoE, e.Interconnect, e.StepMS, e.LayerUS, e.EagerLayerUS, e.AllReduceUS, e.RequestMS, e.RequestUSTok, e.RampMS, e.Key())
 	d.Note(e.Source)
-	d.Add("ttft_ms", p.TTFTMS, "ms", "request_overhead + waiting (slot, iteration in flight) + prefill (mean of the replayed requests)",
+	d.Add("ttft_ms", p.TTFTMS, "ms", "request_overhead (request_ms + isl × request_us_per_token) + waiting (slot, iteration in flight) + prefill (mean of the replayed requests)",
 		"%.2f + %.2f + %.2f", p.RequestOverheadMS, p.WaitingMS, p.PrefillMS)
 	d.Add("tpot_ms", p.TPOTMS, "ms", "mean over requests of (last token − first token) / (osl − 1)",
 		"%.0f%% of iterations carry prefill (%.2f ms), the others decode only (%.2f ms)", 100*p.PrefillStepShare, p.PrefillStepMS, p.DecodeStepMS)

@@ -54,7 +54,7 @@ func runDisagg(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sc := planner.DisaggScenario{SameGPU: c.Bool("same-gpu"), PrefillMS: c.Float64("prefill-ms"), FrontendMS: c.Float64("frontend-ms")}
+	sc := planner.DisaggScenario{SameGPU: c.Bool("same-gpu"), PrefillMS: c.Float64("prefill-ms"), FrontendMS: c.Float64("frontend-ms"), Catalog: cat}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return err
 	}

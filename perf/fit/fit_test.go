@@ -17,7 +17,7 @@ var (
 	fitFlag    = flag.Bool("fit", false, "refit the efficiencies (catalog/data/efficiencies.toml) and the held-out report (testdata/heldout.md); takes tens of minutes")
 	update     = flag.Bool("update", false, "rewrite testdata/accuracy.md")
 	iterations = flag.Int("fit-iterations", 40, "L-BFGS iterations of the full fit")
-	foldIters  = flag.Int("fold-iterations", 30, "L-BFGS iterations of each held-out fold")
+	foldIters  = flag.Int("fold-iterations", 40, "L-BFGS iterations of each held-out fold")
 )
 
 // load reads the cases over the embedded catalog.
