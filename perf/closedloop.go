@@ -470,7 +470,7 @@ func (b *bench) result() Result {
 	m := b.m
 	r := Result{
 		TTFTMS: b.ttft.mean(), TPOTMS: b.tpot.mean(), WaitingMS: b.wait.mean(), PrefillMS: b.prefill.mean(),
-		RequestMS: b.reqMS, Iterations: b.steps,
+		RequestMS: b.reqMS + minDelayMS, Iterations: b.steps,
 	}
 	fit := int(b.slots / b.need)
 	r.MaxRunning = min(b.C, b.maxSeqs, fit)

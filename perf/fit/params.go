@@ -161,7 +161,8 @@ func (s Space) Efficiency(x []float64, g, e, d int) catalog.Efficiency {
 		Interconnect: bounded("interconnect", x[pInterconnect]), AllReduceUS: bounded("allreduce_us", x[pAllReduce]),
 		StepMS: bounded("step_ms", engine(eStep)), LayerUS: bounded("layer_us", engine(eLayer)),
 		EagerLayerUS: bounded("eager_layer_us", engine(eEager)),
-		RequestMS:    bounded("request_ms", engine(eRequest)), RampMS: bounded("ramp_ms", engine(eRamp)),
+		RequestMS:    bounded("request_ms", engine(eRequest)), RequestUSTok: bounded("request_us_per_token", engine(eRequestTok)),
+		RampMS: bounded("ramp_ms", engine(eRamp)),
 	}
 }
 
