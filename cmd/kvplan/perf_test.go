@@ -63,33 +63,29 @@ func TestPerfDoneWhen(t *testing.T) {
 }
 
 // FACTS.md §5: ~1,500 tokens of Qwen3-0.6B reach their first token in ~80 ms
-// on the 8 GB laptop GPU and ~44 ms on the 24 GB consumer GPU (TTFT at
-// concurrency 1, frontend included). The engine model, fitted on datacenter
-// GPUs only, must land within 25%.
-func TestPerfFieldPrefill(t *testing.T) {
+// on the 8 GB laptop GPU and ~44 ms on the 24 GB consumer GPU, at concurrency
+// 1 through Dynamo's frontend (13 ms measured, FACTS.md §5). kvplan's
+// aggregated TTFT is that frontend plus the engine model's prefill on an idle
+// worker; the engine model is fitted on datacenter GPUs only and must land
+// within 25% of both.
+func TestPrefillFieldMeasurements(t *testing.T) {
 	for _, tc := range []struct {
 		gpu  string
-		args []string
 		want float64
-	}{
-		{"rtx4060-laptop", []string{"--enforce-eager", "--gpu-util", "0.38"}, 80},
-		{"rtx4090", nil, 44},
-	} {
-		args := append([]string{"perf", "--model", "qwen3-0.6b", "--gpu", tc.gpu, "--isl", "1500", "--osl", "128", "--concurrency", "1", "-o", "json"}, tc.args...)
-		out, errOut, code := kvplan(t, args...)
+	}{{"rtx4060-laptop", 80}, {"rtx4090", 44}} {
+		out, errOut, code := kvplan(t, "disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-gpu", tc.gpu, "--input-tokens", "1500", "-o", "json")
 		if code != ExitOK {
 			t.Fatalf("%s: exit %d: %s", tc.gpu, code, errOut)
 		}
 		var p struct {
-			TTFT float64 `json:"ttft_ms"`
+			TTFT    float64 `json:"ttft_agg_ms"`
+			Prefill float64 `json:"prefill_ms"`
 		}
 		if err := json.Unmarshal([]byte(out), &p); err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(p.TTFT/tc.want-1) > 0.25 {
-			t.Errorf("%s: TTFT %.1f ms; FACTS.md §5 measured ~%.0f ms (25%% allowed)", tc.gpu, p.TTFT, tc.want)
-		} else {
-			t.Logf("%s: TTFT %.1f ms against ~%.0f ms measured", tc.gpu, p.TTFT, tc.want)
+			t.Errorf("%s: TTFT %.1f ms (13 ms frontend + %.1f ms prefill); FACTS.md §5 measured ~%.0f ms (25%% allowed)", tc.gpu, p.TTFT, p.Prefill, tc.want)
 		}
 	}
 }

@@ -154,3 +154,46 @@ func holdOut(t *testing.T, sp Space, cases []*Case, key func(*Case) string, star
 	}
 	return held
 }
+
+// TestSaturatedThroughput compares kvplan perf with NVIDIA's saturated
+// TensorRT-LLM throughput (performance overview; not in the fit; Qwen3-30B-A3B
+// and Llama 4 are models the fit never saw) and checks the table committed in
+// testdata/saturated.md (-update rewrites it).
+func TestSaturatedThroughput(t *testing.T) {
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join("testdata", "trtllm_max_throughput.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := ReadSaturated(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	PredictSaturated(cat, rows)
+	var b bytes.Buffer
+	FormatSaturated(&b, rows)
+	t.Log(b.String())
+	for _, r := range rows {
+		if r.Skip != "" && r.GPU != "GB200" {
+			t.Logf("%s %s %s %d/%d not predicted: %s", r.Model, r.GPU, r.Precision, r.ISL, r.OSL, r.Skip)
+		}
+	}
+	path := filepath.Join("testdata", "saturated.md")
+	if *update {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./perf/fit -update writes it)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("saturated throughput differs from %s; rerun with -update after a refit\n%s", path, b.String())
+	}
+}
