@@ -57,6 +57,7 @@ func TestAccuracy(t *testing.T) {
 	var b bytes.Buffer
 	FormatExclusions(&b, len(rows), len(cases), ex)
 	report(&b, "In sample (the catalog's efficiencies)", preds)
+	Format(&b, "Baseline: FLOPs at 40% of peak plus 13 ms for TTFT, the memory-bound floor for TPOT (kvplan before the engine model; nothing fitted)", Summarize(Baseline(cases), ByKind))
 	t.Log(b.String())
 	for _, p := range preds {
 		if p.Err != nil {
