@@ -54,6 +54,7 @@ type Plan struct {
 	SLO       SLO              `toml:"slo"`
 
 	index *tomlpos.Index
+	opts  Options
 }
 
 // Model names the model served: a catalog name or a Hugging Face config.json.
