@@ -48,9 +48,9 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 	for _, f := range r.Findings {
 		byRule[f.RuleID] = append(byRule[f.RuleID], f)
 	}
-	suite := junitSuite{Name: r.PlanFile}
+	suite := junitSuite{Name: termName(r.PlanFile)}
 	for _, rule := range r.Rules {
-		c := junitCase{Name: rule.ID, Classname: "kvplan.check"}
+		c := junitCase{Name: termName(rule.ID), Classname: "kvplan.check"}
 		var failing, other []string
 		worst := rules.Severity("")
 		for _, f := range byRule[rule.ID] {
@@ -65,7 +65,7 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 			}
 		}
 		if len(failing) > 0 {
-			c.Failure = &junitProblem{Type: string(worst), Message: firstLine(failing[0]), Text: strings.Join(failing, "\n\n")}
+			c.Failure = &junitProblem{Type: termName(string(worst)), Message: firstLine(failing[0]), Text: strings.Join(failing, "\n\n")}
 			suite.Failures++
 		}
 		if errs := byRule[rules.RuntimeErrorPrefix+rule.ID]; len(errs) > 0 {
@@ -73,7 +73,7 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 			for _, f := range errs {
 				texts = append(texts, junitText(r, f))
 			}
-			c.Error = &junitProblem{Type: "rule-error", Message: errs[0].Message, Text: strings.Join(texts, "\n\n")}
+			c.Error = &junitProblem{Type: "rule-error", Message: firstLine(termText(errs[0].Message)), Text: strings.Join(texts, "\n\n")}
 			suite.Errors++
 		}
 		c.SystemOut = strings.Join(other, "\n\n")
@@ -95,15 +95,15 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 
 func junitText(r *CheckResult, f rules.Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s: %s", r.where(f), f.Severity, f.Message)
+	fmt.Fprintf(&b, "%s: %s: %s", lineName(r.where(f)), termName(string(f.Severity)), termText(f.Message))
 	if f.Pool != "" {
-		fmt.Fprintf(&b, "\npool: %s", f.Pool)
+		fmt.Fprintf(&b, "\npool: %s", lineName(f.Pool))
 	}
 	if f.Why != "" {
-		fmt.Fprintf(&b, "\nwhy: %s", f.Why)
+		fmt.Fprintf(&b, "\nwhy: %s", termText(f.Why))
 	}
 	if f.Fix != "" {
-		fmt.Fprintf(&b, "\nfix: %s", f.Fix)
+		fmt.Fprintf(&b, "\nfix: %s", termText(f.Fix))
 	}
 	return b.String()
 }

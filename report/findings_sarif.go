@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/kvplan/kvplan/rules"
@@ -93,7 +92,7 @@ func sarifLevel(s rules.Severity) string {
 // result per finding, located at the plan file's line of the field involved.
 // A rule that failed at run time appears as its own rule "rule-error/<id>".
 func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
-	uri := filepath.ToSlash(r.PlanFile)
+	uri := sarifURI(r.PlanFile)
 	driver := sarifDriver{Name: "kvplan", InformationURI: "https://github.com/kvplan/kvplan", Rules: []sarifRule{}}
 	index := map[string]int{}
 	addRule := func(id string, sev rules.Severity, why, fix string) {
@@ -102,13 +101,13 @@ func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 		if why != "" {
 			short = firstSentence(why)
 		}
-		sr := sarifRule{ID: id, ShortDescription: sarifText{short}, DefaultConfiguration: sarifRuleConfig{sarifLevel(sev)},
+		sr := sarifRule{ID: id, ShortDescription: sarifText{termText(short)}, DefaultConfiguration: sarifRuleConfig{sarifLevel(sev)},
 			Properties: map[string]any{"severity": string(sev)}}
 		if why != "" {
-			sr.FullDescription = &sarifText{why}
+			sr.FullDescription = &sarifText{termText(why)}
 		}
 		if fix != "" {
-			sr.Help = &sarifText{fix}
+			sr.Help = &sarifText{termText(fix)}
 		}
 		driver.Rules = append(driver.Rules, sr)
 	}
@@ -120,9 +119,9 @@ func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 		if _, ok := index[f.RuleID]; !ok {
 			addRule(f.RuleID, f.Severity, f.Why, "")
 		}
-		msg := f.Message
+		msg := termText(f.Message)
 		if f.Fix != "" {
-			msg += " Fix: " + f.Fix
+			msg += " Fix: " + termText(f.Fix)
 		}
 		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifactLocation{URI: uri}}}
 		if f.Line > 0 {

@@ -15,7 +15,7 @@ const checkTableWidth = 120
 // WriteCheckTable writes the verdict, the findings (severity, rule, line,
 // message and fix), then the key figures, as text tables.
 func WriteCheckTable(w io.Writer, r *CheckResult) error {
-	if _, err := fmt.Fprintf(w, "kvplan check %s: %s\n", r.PlanFile, r.summary()); err != nil {
+	if _, err := fmt.Fprintf(w, "kvplan check %s: %s\n", lineName(r.PlanFile), r.summary()); err != nil {
 		return err
 	}
 	if len(r.Findings) == 0 {
@@ -29,11 +29,11 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 			if f.Line > 0 {
 				line = strconv.Itoa(f.Line)
 			}
-			text := f.Message
+			text := termText(f.Message)
 			if f.Fix != "" {
-				text += "\nFix: " + f.Fix
+				text += "\nFix: " + termText(f.Fix)
 			}
-			rows = append(rows, []string{string(f.Severity), ruleLabel(f), line, text})
+			rows = append(rows, []string{termName(string(f.Severity)), termName(ruleLabel(f)), line, text})
 		}
 		if err := writeTable(w, []string{"SEVERITY", "RULE", "LINE", "FINDING"}, rows,
 			tablewriter.WithMaxWidth(checkTableWidth), tablewriter.WithRowAutoWrap(tw.WrapNormal),
@@ -49,7 +49,7 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 	}
 	rows := make([][]string, 0, len(r.Figures))
 	for _, fg := range r.Figures {
-		rows = append(rows, []string{fg.Name, FormatFigure(fg)})
+		rows = append(rows, []string{termName(fg.Name), termName(FormatFigure(fg))})
 	}
 	return writeTable(w, []string{"FIGURE", "VALUE"}, rows)
 }
