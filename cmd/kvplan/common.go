@@ -13,6 +13,7 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
+	"github.com/kvplan/kvplan/units"
 )
 
 // commonFlags are accepted by every command that prints a result.
@@ -39,10 +40,10 @@ func loadCatalog(c *cli.Context) (*catalog.Catalog, error) {
 
 // outputFormat checks -o against the formats a command supports.
 func outputFormat(c *cli.Context, extra ...string) (string, error) {
-	f := c.String("output")
 	ok := append(report.Formats(), extra...)
-	if !slices.Contains(ok, f) {
-		return "", fmt.Errorf("-o %q is not a format; use one of %s", f, strings.Join(ok, ", "))
+	f, err := units.ParseEnum(c.String("output"), ok) // -o JSON is json
+	if err != nil {
+		return "", fmt.Errorf("-o %q is not a format; use one of %s", c.String("output"), strings.Join(ok, ", "))
 	}
 	return f, nil
 }

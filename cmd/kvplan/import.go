@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/models"
 )
 
@@ -26,7 +28,7 @@ Mamba layers. A config it cannot interpret is an error naming the field.`,
 			&cli.StringFlag{Name: "name", Usage: "catalog name (default: from _name_or_path or the file name)"},
 			&cli.BoolFlag{Name: "print", Usage: "print the entry to stdout (the default when --out is not given)"},
 			&cli.StringFlag{Name: "out", Usage: "write the entry to this file"},
-			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
+			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists, or write through it if it is a symbolic link"},
 		},
 		Action: runImport,
 	}
@@ -37,7 +39,7 @@ func runImport(c *cli.Context) error {
 		return fmt.Errorf("models import: give exactly one config.json path")
 	}
 	path := c.Args().First()
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.ModelConfig)
 	if err != nil {
 		return fmt.Errorf("models import: %w", err)
 	}
@@ -59,10 +61,13 @@ func runImport(c *cli.Context) error {
 		}
 	}
 	if dest != "" {
-		if exists(dest) && !c.Bool("force") {
-			return fmt.Errorf("models import: %s exists; add --force to overwrite it, or choose another --out", dest)
-		}
-		if err := os.WriteFile(dest, out, 0o644); err != nil {
+		// Atomic: a failed write leaves the old file and no stray file; a
+		// symbolic link (even a dangling one) counts as existing.
+		force := c.Bool("force")
+		if err := safefile.WriteAtomic(dest, out, safefile.WriteOptions{Overwrite: force, FollowSymlink: force}); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("models import: %s exists; add --force to overwrite it, or choose another --out", dest)
+			}
 			return fmt.Errorf("models import: %w", err)
 		}
 		fmt.Fprintf(c.App.ErrWriter, "wrote %s (model %q)\n", dest, m.Name)

@@ -88,12 +88,12 @@ var ErrNotRegular = errors.New("not a regular file")
 func Open(path string, k Kind) (*os.File, error) {
 	f, err := openNonBlocking(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k.Name, err)
+		return nil, err // *fs.PathError: "open x: no such file or directory"
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", k.Name, err)
+		return nil, err
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
