@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,11 +104,6 @@ func modelFlags() []cli.Flag {
 		&cli.StringFlag{Name: "kv-dtype", Usage: "KV cache dtype: bf16, fp16, fp8 or int8 (default: the model's)"},
 		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel ranks; kv heads per rank = max(1, kv_heads / tp)"},
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // required checks that string flags were given; urfave/cli's own check
