@@ -23,6 +23,9 @@ var (
 	}
 	requiredGPUs = []string{
 		"h100-sxm", "h200", "b200", "a100-80gb", "l40s", "l4", "a10g", "rtx4090", "rtx4060-laptop", "mi300x",
+		// issue 8
+		"a100-40gb", "rtx3090", "rtx5090", "rtx-a6000", "t4", "v100-32gb", "h100-pcie", "gh200", "b300", "mi325x",
+		"gb200", "gb300",
 	}
 )
 
@@ -89,6 +92,26 @@ func TestEveryEntryHasSourceAndPosition(t *testing.T) {
 	}
 	for _, g := range c.GPUs {
 		check("gpu", g.Name, g.Source, g.File, g.Line)
+	}
+}
+
+// Every GPU states what the memory and engine models read, with a price
+// source even when the price is unknown, and CUDA sees less than nvidia-smi.
+func TestGPUFieldsComplete(t *testing.T) {
+	for _, g := range load(t).GPUs {
+		if g.Arch == "" || g.CUDAMemory == "" || g.Interconnect == "" || g.InterconnectBandwidthBytes <= 0 || g.PriceSource == "" {
+			t.Errorf("gpu %q: arch %q, cuda_memory %q, interconnect %q %q, price_source %q; want all set",
+				g.Name, g.Arch, g.CUDAMemory, g.Interconnect, g.InterconnectBandwidth, g.PriceSource)
+		}
+		if g.CUDAMemoryBytes >= g.MemoryBytes {
+			t.Errorf("gpu %q: cuda_memory %s not below memory %s", g.Name, g.CUDAMemory, g.Memory)
+		}
+		if g.FP16TFLOPS <= 0 {
+			t.Errorf("gpu %q: fp16_tflops unset", g.Name)
+		}
+		if g.USDPerHourSpot > g.USDPerHour {
+			t.Errorf("gpu %q: spot $%g above on-demand $%g", g.Name, g.USDPerHourSpot, g.USDPerHour)
+		}
 	}
 }
 
@@ -168,6 +191,23 @@ func TestCatalogFigures(t *testing.T) {
 	} {
 		if got := gpu(tc.name).MemoryBytes; got != tc.want {
 			t.Errorf("gpu %s memory = %d B, want %d", tc.name, got, tc.want)
+		}
+	}
+	// CUDA-visible totals as the cited logs print them (GiB to 0.01).
+	for _, tc := range []struct {
+		name string
+		gib  float64
+	}{
+		{"h100-sxm", 79.19}, // vLLM 0.19 logs: total_memory=79.19GiB
+		{"a100-80gb", 79.25},
+		{"b200", 178.35},
+		{"h200", 139.80},
+		{"t4", 14.58},
+		{"mi300x", 191.98},
+	} {
+		got := float64(gpu(tc.name).CUDAMemoryBytes) / (1 << 30)
+		if got < tc.gib-0.005 || got > tc.gib+0.005 {
+			t.Errorf("gpu %s cuda memory = %.4f GiB, want %.2f", tc.name, got, tc.gib)
 		}
 	}
 	for _, tc := range []struct {
@@ -262,6 +302,15 @@ func TestLookupIsForgiving(t *testing.T) {
 		{"gpu", "A100", "a100-80gb"},
 		{"gpu", "RTX4090", "rtx4090"},
 		{"gpu", "MI300X", "mi300x"},
+		// the system names of shared/data/serving (AIConfigurator's systems)
+		{"gpu", "h100_sxm", "h100-sxm"},
+		{"gpu", "h200_sxm", "h200"},
+		{"gpu", "b200_sxm", "b200"},
+		{"gpu", "b300_sxm", "b300"},
+		{"gpu", "gb200", "gb200"},
+		{"gpu", "gb300", "gb300"},
+		{"gpu", "a100_sxm", "a100-80gb"},
+		{"gpu", "Tesla-T4", "t4"},
 	} {
 		var got string
 		var err error
@@ -299,7 +348,7 @@ func TestUnknownNameOffersClosest(t *testing.T) {
 		{"model", "deepseek-v2", "deepseek-v3"},
 		{"link", "ib-ndr400", "ib-ndr"},
 		{"link", "roce200g", "roce-200g"},
-		{"gpu", "h100-pcie", "h100-sxm"},
+		{"gpu", "h100-nvl", "h100-sxm"},
 		{"gpu", "rtx4080", "rtx4090"},
 	} {
 		var err error

@@ -110,12 +110,12 @@ func TestBadCatalogFiles(t *testing.T) {
 	}{
 		{
 			file: "unknown-key.toml", line: 7, field: "model.kv_head",
-			msg:  "unknown key; accepted here: aliases, attention_heads, head_dim, hf_id, hidden_size, kv_dtype, kv_heads, layers, layout, max_context, mla, mtp_layers, name, params_active, params_total, source, tied_embeddings, vocab_size, weight_dtype, weights_bytes",
-			full: bad + "/unknown-key.toml:7: model.kv_head: unknown key; accepted here: aliases, attention_heads, head_dim, hf_id, hidden_size, kv_dtype, kv_heads, layers, layout, max_context, mla, mtp_layers, name, params_active, params_total, source, tied_embeddings, vocab_size, weight_dtype, weights_bytes",
+			msg:  "unknown key; accepted here: aliases, attention_heads, dtype, head_dim, hf_id, hidden_size, kv_dtype, kv_heads, layers, layout, max_context, mla, mtp_layers, name, params_active, params_total, source, tied_embeddings, vocab_size, weight_dtype, weights_bytes",
+			full: bad + "/unknown-key.toml:7: model.kv_head: unknown key; accepted here: aliases, attention_heads, dtype, head_dim, hf_id, hidden_size, kv_dtype, kv_heads, layers, layout, max_context, mla, mtp_layers, name, params_active, params_total, source, tied_embeddings, vocab_size, weight_dtype, weights_bytes",
 		},
 		{
 			file: "unknown-layout-key.toml", line: 14, field: "model.layout.windw",
-			msg: "unknown key; accepted here: count, head_dim, kind, kv_heads, state_bytes, window",
+			msg: "unknown key; accepted here: conv_dim, conv_kernel, count, head_dim, index_bytes, kind, kv_heads, ratio, ssm_dtype, ssm_state_elements, state_bytes, window",
 		},
 		{
 			file: "zero-layers.toml", line: 6, field: `model "no-layers": layers`,
@@ -211,5 +211,63 @@ func TestEntryWithoutName(t *testing.T) {
 	_, err := catalog.Parse("x.toml", []byte("[[link]]\nnominal = \"1Gbps\"\nefficiency = 0.9\nlatency = \"1ms\"\nsource = \"t\"\n"))
 	if err == nil || err.Error() != "x.toml:1: link.name: missing: every entry needs a name" {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// The layout kinds' rules, each with the message a user sees.
+func TestLayoutGroupValidation(t *testing.T) {
+	head := `[[model]]
+name = "m"
+params_total = 1000
+weight_dtype = "bf16"
+layers = 4
+kv_heads = 2
+head_dim = 64
+kv_dtype = "bf16"
+source = "test"
+`
+	mla := strings.Replace(head, "kv_heads = 2\nhead_dim = 64\n", "", 1) + "[model.mla]\nkv_lora_rank = 512\nqk_rope_head_dim = 64\n"
+	tests := []struct{ name, toml, want string }{
+		{"compressed ok", head + "[[model.layout]]\nkind = \"compressed\"\ncount = 4\nratio = 4\nwindow = 128\nindex_bytes = 132\nstate_bytes = 100\n", ""},
+		{"mamba dims ok", head + "[[model.layout]]\nkind = \"mamba\"\ncount = 4\nconv_dim = 64\nconv_kernel = 4\nssm_state_elements = 1024\nssm_dtype = \"fp32\"\n", ""},
+		{"linear by hand ok", head + "[[model.layout]]\nkind = \"linear\"\ncount = 4\nstate_bytes = 1024\n", ""},
+		{"mla layout ok", mla + "[[model.layout]]\nkind = \"full\"\ncount = 2\nindex_bytes = 132\n[[model.layout]]\nkind = \"linear\"\ncount = 2\nssm_state_elements = 10\n", ""},
+		{"compressed without ratio", head + "[[model.layout]]\nkind = \"compressed\"\ncount = 4\nwindow = 128\n",
+			`x.toml:1: model "m": layout.ratio: layout[0]: a compressed layer needs ratio >= 2 tokens per entry (got 0)`},
+		{"ratio on full", head + "[[model.layout]]\nkind = \"full\"\ncount = 4\nratio = 4\n",
+			`x.toml:13: model "m": layout.ratio: layout[0]: ratio applies to compressed layers only (this one is full)`},
+		{"window on full", head + "[[model.layout]]\nkind = \"full\"\ncount = 4\nwindow = 4\n",
+			`x.toml:13: model "m": layout.window: layout[0]: a full-attention layer has no window (got 4); use kind = "sliding"`},
+		{"indexer on sliding", head + "[[model.layout]]\nkind = \"sliding\"\ncount = 4\nwindow = 4\nindex_bytes = 132\n",
+			`x.toml:14: model "m": layout.index_bytes: layout[0]: an indexer indexes the whole request: it goes with full or compressed layers, not sliding ones`},
+		{"mamba without state", head + "[[model.layout]]\nkind = \"mamba\"\ncount = 4\n",
+			`x.toml:1: model "m": layout.state_bytes: layout[0]: a mamba layer needs its state: ssm_state_elements > 0 (with conv_dim and conv_kernel), or state_bytes > 0 per request`},
+		{"state both ways", head + "[[model.layout]]\nkind = \"linear\"\ncount = 4\nstate_bytes = 10\nssm_state_elements = 10\n",
+			`x.toml:13: model "m": layout.state_bytes: layout[0]: give state_bytes or the state's dimensions (conv_dim, conv_kernel, ssm_state_elements), not both`},
+		{"conv without kernel", head + "[[model.layout]]\nkind = \"mamba\"\ncount = 4\nconv_dim = 8\nssm_state_elements = 10\n",
+			`x.toml:13: model "m": layout.conv_dim: layout[0]: conv_dim and conv_kernel go together (got 8 and 0)`},
+		{"bad ssm dtype", head + "[[model.layout]]\nkind = \"mamba\"\ncount = 4\nssm_state_elements = 10\nssm_dtype = \"fp8\"\n",
+			`x.toml:14: model "m": layout.ssm_dtype: layout[0]: "fp8" is not one of fp32, bf16, fp16 (or leave it out for the engine's default)`},
+		{"state dims on attention", head + "[[model.layout]]\nkind = \"full\"\ncount = 4\nconv_kernel = 4\n",
+			`x.toml:13: model "m": layout.conv_kernel: layout[0]: conv_dim, conv_kernel, ssm_state_elements and ssm_dtype apply to linear and mamba layers (this one is full)`},
+		{"window on mamba", head + "[[model.layout]]\nkind = \"mamba\"\ncount = 4\nwindow = 2\nstate_bytes = 1\n",
+			`x.toml:11: model "m": layout.kind: layout[0]: a mamba layer keeps a state, no KV: window, ratio, index_bytes, kv_heads and head_dim do not apply`},
+		{"mla group geometry", mla + "[[model.layout]]\nkind = \"full\"\ncount = 4\nhead_dim = 64\n",
+			`x.toml:14: model "m": layout.head_dim: layout[0]: an MLA model's layers cache its latent: leave kv_heads and head_dim out`},
+		{"unknown kind", head + "[[model.layout]]\nkind = \"ssm\"\ncount = 4\n",
+			`x.toml:11: model "m": layout.kind: layout[0]: kind "ssm" is not one of full, sliding, compressed, linear, mamba`},
+		{"negative fp8 entry", strings.Replace(mla, "qk_rope_head_dim = 64\n", "qk_rope_head_dim = 64\nfp8_entry_bytes = -1\n", 1),
+			`x.toml:11: model "m": mla.fp8_entry_bytes: must be >= 0 (got -1; 0 = one byte an element)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := catalog.Parse("x.toml", []byte(tt.toml))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Errorf("\n got %v\nwant %s", err, tt.want)
+			}
+		})
 	}
 }

@@ -25,7 +25,8 @@ type Model struct {
 	Layers    int    `toml:"layers" json:"layers,omitempty"`         // decoder layers of every kind, MTP layers excluded
 	KVHeads   int    `toml:"kv_heads" json:"kv_heads,omitempty"`     // key/value heads of a full-attention layer
 	HeadDim   int    `toml:"head_dim" json:"head_dim,omitempty"`     // per-head dimension of K and V
-	KVDtype   string `toml:"kv_dtype" json:"kv_dtype,omitempty"`     // default KV cache dtype (the model's torch_dtype)
+	KVDtype   string `toml:"kv_dtype" json:"kv_dtype,omitempty"`     // default KV cache dtype (the model's torch_dtype, or the checkpoint's KV scheme)
+	Dtype     string `toml:"dtype" json:"dtype,omitempty"`           // the model's own dtype as served (activations, linear/Mamba conv state); "" = kv_dtype
 	MTPLayers int    `toml:"mtp_layers" json:"mtp_layers,omitempty"` // multi-token-prediction layers; not counted in KV bytes
 
 	MLA    *MLA         `toml:"mla" json:"mla,omitempty"`       // multi-head latent attention (DeepSeek-V2/V3, Kimi K2)
@@ -43,23 +44,53 @@ type Model struct {
 type MLA struct {
 	KVLoraRank    int `toml:"kv_lora_rank" json:"kv_lora_rank,omitempty"`
 	QKRopeHeadDim int `toml:"qk_rope_head_dim" json:"qk_rope_head_dim,omitempty"`
+	// FP8EntryBytes is one latent's bytes when the KV cache is fp8 and the
+	// engines pack it with its scales (FlashMLA sparse's fp8_ds_mla: 656 for
+	// DeepSeek-V3.2 and GLM-5, 584 for DeepSeek-V4); 0 = one byte an element.
+	FP8EntryBytes int `toml:"fp8_entry_bytes" json:"fp8_entry_bytes,omitempty"`
 }
 
 // Layer kinds of a LayerGroup.
 const (
-	LayerFull    = "full"    // full attention: KV for every token of the request
-	LayerSliding = "sliding" // sliding window: KV for at most Window tokens
-	LayerLinear  = "linear"  // linear attention or Mamba: a constant state per request
+	LayerFull       = "full"       // full attention: KV for every token of the request
+	LayerSliding    = "sliding"    // sliding window: KV for at most Window tokens
+	LayerCompressed = "compressed" // one entry per Ratio tokens of the request, plus its last Window tokens (DeepSeek-V4)
+	LayerLinear     = "linear"     // linear attention: a constant state per request
+	LayerMamba      = "mamba"      // a Mamba (state-space) layer: a constant conv and SSM state per request
 )
 
+// LayerKinds lists the layer kinds in the order the catalog documents them.
+var LayerKinds = []string{LayerFull, LayerSliding, LayerCompressed, LayerLinear, LayerMamba}
+
 // LayerGroup is Count decoder layers of one kind and geometry.
+//
+// The state of a linear or Mamba layer is given either as StateBytes (one
+// figure, by hand) or by its dimensions, ConvDim, ConvKernel and
+// SSMStateElements, which the KV arithmetic turns into bytes under the
+// engine's state convention (models.StateConvention).
 type LayerGroup struct {
-	Kind       string `toml:"kind" json:"kind,omitempty"`               // full, sliding or linear
-	Count      int    `toml:"count" json:"count,omitempty"`             // number of layers
-	Window     int    `toml:"window" json:"window,omitempty"`           // sliding window in tokens (sliding only)
-	KVHeads    int    `toml:"kv_heads" json:"kv_heads,omitempty"`       // overrides Model.KVHeads; 0 = inherit
-	HeadDim    int    `toml:"head_dim" json:"head_dim,omitempty"`       // overrides Model.HeadDim; 0 = inherit
-	StateBytes int64  `toml:"state_bytes" json:"state_bytes,omitempty"` // per layer per request (linear only)
+	Kind    string `toml:"kind" json:"kind,omitempty"`         // full, sliding, compressed, linear or mamba
+	Count   int    `toml:"count" json:"count,omitempty"`       // number of layers
+	Window  int    `toml:"window" json:"window,omitempty"`     // tokens kept uncompressed: a sliding window, a compressed layer's recent tokens
+	Ratio   int    `toml:"ratio" json:"ratio,omitempty"`       // compressed only: tokens that share one compressed entry
+	KVHeads int    `toml:"kv_heads" json:"kv_heads,omitempty"` // overrides Model.KVHeads; 0 = inherit
+	HeadDim int    `toml:"head_dim" json:"head_dim,omitempty"` // overrides Model.HeadDim; 0 = inherit
+
+	// IndexBytes is a sparse-attention indexer's key cache beside these
+	// layers: bytes of one key per indexed entry (every token, or every
+	// Ratio tokens of a compressed layer), in the indexer's own format
+	// (DeepSeek-V3.2: 128 fp8 + one fp32 scale = 132), not scaled by the KV
+	// dtype nor split by tp; 0 = no indexer.
+	IndexBytes int64 `toml:"index_bytes" json:"index_bytes,omitempty"`
+
+	// StateBytes is per layer per request: a linear or Mamba layer's state
+	// given by hand (split across tp), or a compressed layer's compressor
+	// state (replicated on every rank).
+	StateBytes       int64  `toml:"state_bytes" json:"state_bytes,omitempty"`
+	ConvDim          int    `toml:"conv_dim" json:"conv_dim,omitempty"`                     // linear/mamba: channels of the causal conv
+	ConvKernel       int    `toml:"conv_kernel" json:"conv_kernel,omitempty"`               // linear/mamba: conv kernel width
+	SSMStateElements int64  `toml:"ssm_state_elements" json:"ssm_state_elements,omitempty"` // linear/mamba: recurrent state elements per layer
+	SSMDtype         string `toml:"ssm_dtype" json:"ssm_dtype,omitempty"`                   // dtype the config pins for the recurrent state; "" = the engine's default
 }
 
 // Link is a path that KV travels between a prefill and a decode worker.
@@ -72,7 +103,12 @@ type Link struct {
 	Efficiency  float64  `toml:"efficiency" json:"efficiency,omitempty"` // effective / nominal, in (0, 1]; used when Effective is empty
 	Latency     string   `toml:"latency" json:"latency,omitempty"`       // per-transfer latency: "0.5ms", "20us"
 	Shared      bool     `toml:"shared" json:"shared"`                   // concurrent transfers divide the throughput
-	Source      string   `toml:"source" json:"source,omitempty"`
+	// RatePer says what the rate is the rate of: "gpu" (one rail per GPU,
+	// rail-optimized RDMA as on DGX/HGX nodes: each tensor-parallel rank
+	// sends its own KV shard at the full rate) or "node" (one path per host,
+	// an Ethernet port or host TCP: every rank's KV crosses it). "" = node.
+	RatePer string `toml:"rate_per" json:"rate_per"`
+	Source  string `toml:"source" json:"source,omitempty"`
 
 	NominalBytesPerS   float64 `toml:"-" json:"nominal_bytes_per_s"`
 	EffectiveBytesPerS float64 `toml:"-" json:"effective_bytes_per_s"`
@@ -80,6 +116,16 @@ type Link struct {
 	File               string  `toml:"-" json:"-"`
 	Line               int     `toml:"-" json:"-"`
 }
+
+// Values of Link.RatePer.
+const (
+	RatePerGPU  = "gpu"  // one rail per GPU: each tensor-parallel rank sends at the full rate
+	RatePerNode = "node" // one path per host, shared by every rank
+)
+
+// PerGPU reports whether every GPU of a worker has a rail of its own at the
+// link's rate.
+func (l *Link) PerGPU() bool { return l.RatePer == RatePerGPU }
 
 // GPU is one accelerator model.
 //

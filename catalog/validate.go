@@ -2,15 +2,20 @@ package catalog
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kvplan/kvplan/units"
 )
 
 // dtypeBytes is the size of one element of each dtype kvplan knows, in bytes.
 // mxfp4 packs 32 four-bit values with one 8-bit scale: 4.25 bits.
+// nvfp4 packs 16 four-bit values with one fp8 scale: 4.5 bits.
 var dtypeBytes = map[string]float64{
-	"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5, "mxfp4": 4.25 / 8,
+	"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5, "mxfp4": 4.25 / 8, "nvfp4": 4.5 / 8,
 }
+
+// WeightDtypes lists the dtypes weights may use.
+var WeightDtypes = []string{"fp32", "bf16", "fp16", "fp8", "int8", "int4", "mxfp4", "nvfp4"}
 
 // KVDtypes lists the dtypes a KV cache may use.
 var KVDtypes = []string{"bf16", "fp16", "fp8", "int8", "fp32"}
@@ -37,10 +42,13 @@ func (m *Model) validate() []fieldErr {
 		add("params_active", "must be between 0 (= params_total) and params_total %d (got %d)", m.ParamsTotal, m.ParamsActive)
 	}
 	if _, ok := dtypeBytes[m.WeightDtype]; !ok {
-		add("weight_dtype", "%q is not one of fp32, bf16, fp16, fp8, int8, int4, mxfp4", m.WeightDtype)
+		add("weight_dtype", "%q is not one of %s", m.WeightDtype, strings.Join(WeightDtypes, ", "))
 	}
 	if b, ok := dtypeBytes[m.KVDtype]; !ok || b < 1 {
 		add("kv_dtype", "%q is not one of bf16, fp16, fp8, int8, fp32", m.KVDtype)
+	}
+	if m.Dtype != "" && m.Dtype != "bf16" && m.Dtype != "fp16" && m.Dtype != "fp32" {
+		add("dtype", "%q is not one of bf16, fp16, fp32 (or leave it out: the kv_dtype)", m.Dtype)
 	}
 	if m.WeightsBytes < 0 {
 		add("weights_bytes", "must be >= 0 (got %d)", m.WeightsBytes)
@@ -58,7 +66,10 @@ func (m *Model) validate() []fieldErr {
 		if m.MLA.QKRopeHeadDim < 0 {
 			add("mla.qk_rope_head_dim", "must be >= 0 (got %d)", m.MLA.QKRopeHeadDim)
 		}
-	} else {
+		if m.MLA.FP8EntryBytes < 0 {
+			add("mla.fp8_entry_bytes", "must be >= 0 (got %d; 0 = one byte an element)", m.MLA.FP8EntryBytes)
+		}
+	} else if m.HasAttention() {
 		if m.KVHeads <= 0 {
 			add("kv_heads", "must be > 0 (got %d)", m.KVHeads)
 		}
@@ -69,33 +80,112 @@ func (m *Model) validate() []fieldErr {
 	if len(m.Layout) > 0 {
 		sum := 0
 		for i, g := range m.Layout {
-			f := fmt.Sprintf("layout[%d]", i)
 			sum += g.Count
-			if g.Count <= 0 {
-				add("layout.count", "%s: count must be > 0 (got %d)", f, g.Count)
-			}
-			if g.KVHeads < 0 || g.HeadDim < 0 {
-				add("layout.kv_heads", "%s: kv_heads and head_dim must be >= 0 (0 inherits the model's)", f)
-			}
-			switch g.Kind {
-			case LayerFull:
-			case LayerSliding:
-				if g.Window <= 0 {
-					add("layout.window", "%s: a sliding layer needs window > 0 (got %d)", f, g.Window)
-				}
-			case LayerLinear:
-				if g.StateBytes <= 0 {
-					add("layout.state_bytes", "%s: a linear layer needs state_bytes > 0 per request (got %d)", f, g.StateBytes)
-				}
-			default:
-				add("layout.kind", "%s: kind %q is not one of full, sliding, linear", f, g.Kind)
-			}
+			errs = append(errs, g.validate(fmt.Sprintf("layout[%d]", i), m.MLA != nil)...)
 		}
 		if sum != m.Layers {
 			add("layout", "layer counts add up to %d, but layers is %d", sum, m.Layers)
 		}
 	}
 	return errs
+}
+
+// HasAttention reports whether any of m's layers keeps a KV cache (a model
+// of Mamba layers only has none, and needs no kv_heads nor head_dim).
+func (m *Model) HasAttention() bool {
+	if len(m.Layout) == 0 {
+		return true
+	}
+	for _, g := range m.Layout {
+		if g.Kind == LayerFull || g.Kind == LayerSliding || g.Kind == LayerCompressed {
+			return true
+		}
+	}
+	return false
+}
+
+// validate checks one layout group; f names it ("layout[2]") in messages.
+func (g *LayerGroup) validate(f string, mla bool) []fieldErr {
+	var errs []fieldErr
+	add := func(field, format string, a ...any) {
+		errs = append(errs, fieldErr{"layout." + field, f + ": " + fmt.Sprintf(format, a...)})
+	}
+	if g.Count <= 0 {
+		add("count", "count must be > 0 (got %d)", g.Count)
+	}
+	if g.KVHeads < 0 || g.HeadDim < 0 {
+		add("kv_heads", "kv_heads and head_dim must be >= 0 (0 inherits the model's)")
+	}
+	if mla && (g.KVHeads != 0 || g.HeadDim != 0) {
+		add(pick(g.KVHeads != 0, "kv_heads", "head_dim"), "an MLA model's layers cache its latent: leave kv_heads and head_dim out")
+	}
+	if g.Window < 0 || g.Ratio < 0 || g.IndexBytes < 0 || g.StateBytes < 0 || g.ConvDim < 0 || g.ConvKernel < 0 || g.SSMStateElements < 0 {
+		add("window", "window, ratio, index_bytes, state_bytes, conv_dim, conv_kernel and ssm_state_elements must be >= 0")
+	}
+	state := g.ConvDim != 0 || g.ConvKernel != 0 || g.SSMStateElements != 0 || g.SSMDtype != ""
+	switch g.Kind {
+	case LayerFull, LayerSliding, LayerCompressed:
+		if g.Kind == LayerSliding && g.Window <= 0 {
+			add("window", "a sliding layer needs window > 0 (got %d)", g.Window)
+		}
+		if g.Kind == LayerCompressed {
+			if g.Ratio < 2 {
+				add("ratio", "a compressed layer needs ratio >= 2 tokens per entry (got %d)", g.Ratio)
+			}
+		} else {
+			if g.Ratio != 0 {
+				add("ratio", "ratio applies to compressed layers only (this one is %s)", g.Kind)
+			}
+			if g.StateBytes != 0 {
+				add("state_bytes", "state_bytes applies to linear, mamba and compressed layers (this one is %s)", g.Kind)
+			}
+		}
+		if g.Kind == LayerFull && g.Window != 0 {
+			add("window", "a full-attention layer has no window (got %d); use kind = \"sliding\"", g.Window)
+		}
+		if g.Kind == LayerSliding && g.IndexBytes != 0 {
+			add("index_bytes", "an indexer indexes the whole request: it goes with full or compressed layers, not sliding ones")
+		}
+		if state {
+			field := "ssm_dtype"
+			switch {
+			case g.ConvDim != 0:
+				field = "conv_dim"
+			case g.ConvKernel != 0:
+				field = "conv_kernel"
+			case g.SSMStateElements != 0:
+				field = "ssm_state_elements"
+			}
+			add(field, "conv_dim, conv_kernel, ssm_state_elements and ssm_dtype apply to linear and mamba layers (this one is %s)", g.Kind)
+		}
+	case LayerLinear, LayerMamba:
+		if g.Window != 0 || g.Ratio != 0 || g.IndexBytes != 0 || g.KVHeads != 0 || g.HeadDim != 0 {
+			add("kind", "a %s layer keeps a state, no KV: window, ratio, index_bytes, kv_heads and head_dim do not apply", g.Kind)
+		}
+		switch {
+		case g.StateBytes > 0 && state:
+			add("state_bytes", "give state_bytes or the state's dimensions (conv_dim, conv_kernel, ssm_state_elements), not both")
+		case g.StateBytes == 0 && g.SSMStateElements <= 0:
+			add("state_bytes", "a %s layer needs its state: ssm_state_elements > 0 (with conv_dim and conv_kernel), or state_bytes > 0 per request", g.Kind)
+		case state && (g.ConvDim > 0) != (g.ConvKernel > 0):
+			add("conv_dim", "conv_dim and conv_kernel go together (got %d and %d)", g.ConvDim, g.ConvKernel)
+		}
+		if g.SSMDtype != "" {
+			if g.SSMDtype != "fp32" && g.SSMDtype != "bf16" && g.SSMDtype != "fp16" {
+				add("ssm_dtype", "%q is not one of fp32, bf16, fp16 (or leave it out for the engine's default)", g.SSMDtype)
+			}
+		}
+	default:
+		add("kind", "kind %q is not one of %s", g.Kind, strings.Join(LayerKinds, ", "))
+	}
+	return errs
+}
+
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
 }
 
 func (l *Link) validate() []fieldErr {
@@ -125,6 +215,13 @@ func (l *Link) validate() []fieldErr {
 		l.EffectiveBytesPerS = l.NominalBytesPerS * l.Efficiency
 	default:
 		add("efficiency", "must be in (0, 1] (got %g), or give effective = \"104MB/s\"", l.Efficiency)
+	}
+	switch l.RatePer {
+	case "":
+		l.RatePer = RatePerNode // the conservative reading: every rank shares one path
+	case RatePerGPU, RatePerNode:
+	default:
+		add("rate_per", "%q is not accepted: want \"gpu\" (a rail per GPU, rail-optimized RDMA) or \"node\" (one path per host)", l.RatePer)
 	}
 	if l.Latency == "" {
 		add("latency", "missing: per-transfer latency such as \"0.5ms\"")

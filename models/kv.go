@@ -1,6 +1,6 @@
 // Package models computes what follows from a model's architecture alone:
-// KV bytes per token and per request, weight bytes and prefill FLOPs. It also
-// imports Hugging Face config.json files into catalog entries.
+// KV bytes per token and per request, weight bytes and prefill FLOPs. The
+// Hugging Face config.json import lives in models/hfimport.
 package models
 
 import (
@@ -16,23 +16,92 @@ const MTPConvention = "multi-token-prediction (MTP) layers are not counted, as i
 type KVOptions struct {
 	KVDtype string // "" = the model's default
 	TP      int    // tensor-parallel ranks; 0 or 1 = none
+	Engine  string // whose linear-attention and Mamba state convention applies; "" = vllm (StateConventionFor)
 }
 
+// Group kinds beyond the catalog's layer kinds.
+const (
+	KindMLA     = "mla"     // full-attention MLA layers: one latent per token, not split by tp
+	KindIndexer = "indexer" // a sparse-attention indexer's key cache, beside the layers it indexes
+)
+
 // Group is the KV arithmetic of one layer group, per tensor-parallel rank.
+//
+// An attention group caches entries: one per token for full and sliding
+// layers (K and V, or one MLA latent), and for a compressed layer one per
+// Ratio tokens of the whole request plus one per token of its last Window
+// tokens. An indexer group caches one key per Ratio tokens. Linear and Mamba
+// groups hold a constant state per request; a compressed group also holds
+// its compressor's state.
 type Group struct {
-	Kind              string // full, sliding, linear, mla
+	Kind              string // full, sliding, compressed, linear, mamba, mla, indexer
 	Count             int    // layers
-	Window            int    // sliding window in tokens, or 0
-	KVHeadsPerRank    int    // kv heads stored on one rank
-	HeadDim           int
-	BytesPerElement   int
-	BytesPerTokenEach int64 // one layer, one token
-	StateBytesEach    int64 // linear: one layer, one request
+	Window            int    // tokens kept uncompressed (sliding, compressed), or 0
+	Ratio             int    // tokens per cached entry: 1, or a compressed or indexer group's ratio
+	KVHeadsPerRank    int    // kv heads stored on one rank (1 for an MLA latent or an indexer key)
+	HeadDim           int    // elements per head of one entry
+	BytesPerElement   int    // of the KV dtype (0 for a linear or indexer group)
+	BytesPerTokenEach int64  // one layer, one cached entry (for ratio 1, one token)
+	Latent            bool   // an entry is one vector (an MLA latent, K and V in one), not K and V
+	StateBytesEach    int64  // one layer, one request: linear or Mamba state, compressor state
+
+	// The parts of a linear or Mamba state, under State (zero when the
+	// catalog gives state_bytes by hand).
+	ConvBytesEach int64
+	SSMBytesEach  int64
 }
 
 // BytesPerToken is the group's KV bytes per token while a request is shorter
-// than any window.
-func (g Group) BytesPerToken() int64 { return int64(g.Count) * g.BytesPerTokenEach }
+// than any window: a compressed group's window entry and its share of a
+// compressed entry, rounded up.
+func (g Group) BytesPerToken() int64 {
+	n := int64(g.Count) * g.BytesPerTokenEach
+	switch g.Kind {
+	case catalog.LayerCompressed:
+		return n + ceilDiv(n, int64(g.Ratio))
+	case KindIndexer:
+		return ceilDiv(n, int64(max(1, g.Ratio)))
+	}
+	return n
+}
+
+// LongBytesPerToken is what one more token adds to the group's KV once a
+// request is longer than every window: full, MLA and ratio-1 indexer groups
+// a whole entry, compressed and compressed indexer groups 1/ratio of one
+// (rounded up), sliding, linear and Mamba groups nothing.
+func (g Group) LongBytesPerToken() int64 {
+	n := int64(g.Count) * g.BytesPerTokenEach
+	switch g.Kind {
+	case catalog.LayerSliding, catalog.LayerLinear, catalog.LayerMamba:
+		return 0
+	case catalog.LayerCompressed, KindIndexer:
+		return ceilDiv(n, int64(max(1, g.Ratio)))
+	}
+	return n
+}
+
+// Entries is the number of entries one layer of the group caches for a
+// request of tokens tokens.
+func (g Group) Entries(tokens int) int64 {
+	t := int64(max(0, tokens))
+	switch g.Kind {
+	case catalog.LayerSliding:
+		return min(t, int64(g.Window))
+	case catalog.LayerCompressed:
+		return min(t, int64(g.Window)) + t/int64(g.Ratio)
+	case KindIndexer:
+		return t / int64(max(1, g.Ratio))
+	case catalog.LayerLinear, catalog.LayerMamba:
+		return 0
+	}
+	return t
+}
+
+// RequestBytes is the group's KV bytes for one request of tokens tokens,
+// per rank: its entries and its state.
+func (g Group) RequestBytes(tokens int) int64 {
+	return g.Entries(tokens)*int64(g.Count)*g.BytesPerTokenEach + int64(g.Count)*g.StateBytesEach
+}
 
 // KV is a model's KV geometry under given options, per tensor-parallel rank.
 type KV struct {
@@ -40,6 +109,7 @@ type KV struct {
 	KVDtype string
 	TP      int
 	Groups  []Group
+	State   StateConvention // how linear and Mamba states are counted
 }
 
 // NewKV resolves a model's layer groups under opts. It fails on an unknown
@@ -57,43 +127,61 @@ func NewKV(m *catalog.Model, opts KVOptions) (*KV, error) {
 	if tp < 1 {
 		tp = 1
 	}
-	kv := &KV{Model: m, KVDtype: dtype, TP: tp}
+	kv := &KV{Model: m, KVDtype: dtype, TP: tp, State: StateConventionFor(opts.Engine)}
 	elem := int(b)
-	perRank := func(heads int) int { return max(1, heads/tp) }
-	if m.MLA != nil {
-		// One latent "head" of kv_lora_rank + qk_rope_head_dim, not split by TP.
-		dim := m.MLA.KVLoraRank + m.MLA.QKRopeHeadDim
-		kv.Groups = []Group{{Kind: "mla", Count: m.Layers, KVHeadsPerRank: 1, HeadDim: dim,
-			BytesPerElement: elem, BytesPerTokenEach: int64(dim * elem)}}
-		return kv, nil
-	}
 	layout := m.Layout
 	if len(layout) == 0 {
 		layout = []catalog.LayerGroup{{Kind: catalog.LayerFull, Count: m.Layers}}
 	}
 	for _, lg := range layout {
-		heads, dim := lg.KVHeads, lg.HeadDim
-		if heads == 0 {
-			heads = m.KVHeads
+		g := Group{Kind: lg.Kind, Count: lg.Count, Window: lg.Window, Ratio: max(1, lg.Ratio)}
+		switch lg.Kind {
+		case catalog.LayerLinear, catalog.LayerMamba:
+			g.Ratio = 0
+			g.StateBytesEach, g.ConvBytesEach, g.SSMBytesEach = kv.State.layerState(m, lg, tp)
+			kv.Groups = append(kv.Groups, g)
+			continue
 		}
-		if dim == 0 {
-			dim = m.HeadDim
-		}
-		g := Group{Kind: lg.Kind, Count: lg.Count, Window: lg.Window, BytesPerElement: elem}
-		if lg.Kind == catalog.LayerLinear {
-			// The state's heads are split across ranks like attention heads.
-			g.StateBytesEach = (lg.StateBytes + int64(tp) - 1) / int64(tp)
+		g.BytesPerElement = elem
+		if m.MLA != nil {
+			// One latent of kv_lora_rank + qk_rope_head_dim, not split by tp;
+			// a packed fp8 format may add scales (fp8_entry_bytes).
+			g.KVHeadsPerRank, g.HeadDim, g.Latent = 1, m.MLA.KVLoraRank+m.MLA.QKRopeHeadDim, true
+			g.BytesPerTokenEach = int64(g.HeadDim * elem)
+			if dtype == "fp8" && m.MLA.FP8EntryBytes > 0 {
+				g.BytesPerTokenEach = int64(m.MLA.FP8EntryBytes)
+			}
+			if lg.Kind == catalog.LayerFull {
+				g.Kind = KindMLA
+			}
 		} else {
-			g.KVHeadsPerRank, g.HeadDim = perRank(heads), dim
+			heads, dim := lg.KVHeads, lg.HeadDim
+			if heads == 0 {
+				heads = m.KVHeads
+			}
+			if dim == 0 {
+				dim = m.HeadDim
+			}
+			g.KVHeadsPerRank, g.HeadDim = max(1, heads/tp), dim
 			g.BytesPerTokenEach = int64(2 * g.KVHeadsPerRank * dim * elem) // K and V
 		}
+		if lg.Kind == catalog.LayerCompressed {
+			g.StateBytesEach = lg.StateBytes // the compressor's state, replicated on every rank
+		}
 		kv.Groups = append(kv.Groups, g)
+		if lg.IndexBytes > 0 {
+			// The indexer keeps one key per indexed entry in its own format,
+			// one head, replicated on every rank.
+			kv.Groups = append(kv.Groups, Group{Kind: KindIndexer, Count: lg.Count, Ratio: max(1, lg.Ratio),
+				KVHeadsPerRank: 1, BytesPerTokenEach: lg.IndexBytes})
+		}
 	}
 	return kv, nil
 }
 
-// BytesPerToken is the KV bytes of one token over every attention layer
-// (full and sliding), per rank: the published "bytes per token" figure.
+// BytesPerToken is the KV bytes of one token over every attention layer and
+// indexer, per rank, while a request is shorter than any window: the
+// published "bytes per token" figure.
 func (kv *KV) BytesPerToken() int64 {
 	var n int64
 	for _, g := range kv.Groups {
@@ -102,20 +190,20 @@ func (kv *KV) BytesPerToken() int64 {
 	return n
 }
 
-// FullBytesPerToken is the KV bytes of one token over the layers that keep
-// every token (full attention and MLA), per rank.
+// FullBytesPerToken is the KV bytes one token adds once a request is longer
+// than every window, per rank: full-attention and MLA layers, and the
+// compressed entries and indexer keys of compressed layers.
 func (kv *KV) FullBytesPerToken() int64 {
 	var n int64
 	for _, g := range kv.Groups {
-		if g.Window == 0 {
-			n += g.BytesPerToken()
-		}
+		n += g.LongBytesPerToken()
 	}
 	return n
 }
 
-// StateBytesPerRequest is the constant linear-attention or Mamba state of
-// one request, per rank (the state's heads are split across tp ranks).
+// StateBytesPerRequest is the constant state of one request, per rank:
+// linear-attention and Mamba states (their heads split across tp ranks) and
+// compressor states.
 func (kv *KV) StateBytesPerRequest() int64 {
 	var n int64
 	for _, g := range kv.Groups {
@@ -125,22 +213,18 @@ func (kv *KV) StateBytesPerRequest() int64 {
 }
 
 // RequestBytes is the KV bytes of one request of tokens tokens, per rank:
-// full layers hold every token, sliding layers at most their window, and
-// linear layers their constant state.
+// full layers hold every token, sliding layers at most their window,
+// compressed layers their window and one entry per ratio tokens, indexers
+// one key per indexed entry, and linear and Mamba layers their state.
 func (kv *KV) RequestBytes(tokens int) int64 {
 	var n int64
 	for _, g := range kv.Groups {
-		t := tokens
-		if g.Window > 0 {
-			t = min(tokens, g.Window)
-		}
-		n += int64(t) * g.BytesPerToken()
-		n += int64(g.Count) * g.StateBytesEach
+		n += g.RequestBytes(tokens)
 	}
 	return n
 }
 
-// HasWindows reports whether any layer group is a sliding window.
+// HasWindows reports whether any layer group keeps a window of tokens.
 func (kv *KV) HasWindows() bool {
 	for _, g := range kv.Groups {
 		if g.Window > 0 {
@@ -149,3 +233,8 @@ func (kv *KV) HasWindows() bool {
 	}
 	return false
 }
+
+// HasState reports whether any group holds a state per request.
+func (kv *KV) HasState() bool { return kv.StateBytesPerRequest() > 0 }
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

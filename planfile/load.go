@@ -17,9 +17,11 @@ import (
 // Options change how a plan file is read.
 type Options struct {
 	// AllowOutsidePaths lets model.config name a file outside the plan
-	// file's directory (an absolute path, or one climbing out with ..).
-	// Off by default: a plan from a pull request must not make CI read
+	// file's directory (an absolute path, or one climbing out with ..). Off
+	// by default: a plan from a pull request must not make CI read
 	// ../../etc/passwd. The command-line flag is --allow-outside-paths.
+	// (deployment.manifest is not confined yet: plans/review.toml naming
+	// ../dynamo/x.yaml is the documented layout.)
 	AllowOutsidePaths bool
 }
 
@@ -39,16 +41,43 @@ func LoadWith(path string, o Options) (*Plan, error) {
 }
 
 // Parse decodes and validates a plan file's contents; path names it in errors.
+// A plan that points at a manifest ([deployment] manifest) is only decoded:
+// its pools come from the manifest, so the caller validates the merged plan
+// (Validate) once the manifest is read.
 func Parse(path string, data []byte) (*Plan, error) { return ParseWith(path, data, Options{}) }
 
 // ParseWith is Parse with options.
 func ParseWith(path string, data []byte, o Options) (*Plan, error) {
-	p := &Plan{opts: o}
+	p, err := Decode(path, data)
+	if err != nil {
+		return nil, err
+	}
+	p.opts = o
+	if p.Deployment.Manifest != "" {
+		return p, nil
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Decode reads a plan file strictly (unknown keys are errors) and records
+// the line of every key and table, without checking values or applying
+// defaults.
+func Decode(path string, data []byte) (*Plan, error) {
+	p := &Plan{}
 	idx, err := tomlpos.DecodeStrict(path, data, p)
 	if err != nil {
 		return nil, err
 	}
-	p.Path, p.index = path, idx
+	p.Path = path
+	for _, e := range idx.Entries {
+		key := strings.Join(e.Path, ".")
+		if !p.Has(key) {
+			p.SetPos(key, Pos{File: path, Line: e.Line})
+		}
+	}
 	for name, pool := range p.Pools {
 		if pool == nil {
 			pool = &Pool{}
@@ -56,43 +85,41 @@ func ParseWith(path string, data []byte, o Options) (*Plan, error) {
 		}
 		pool.Name = name
 	}
-	if errs := p.validate(); len(errs) > 0 {
-		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
-		joined := make([]error, len(errs))
-		for i, e := range errs {
-			joined[i] = e
-		}
-		return nil, errors.Join(joined...)
-	}
 	return p, nil
 }
 
-// Line returns the line of a dotted plan-file field such as
-// "pools.prefill.memory_limit" or "router.kv_events". When the key itself is
-// absent it returns the line of its nearest enclosing table ([pools.prefill],
-// [router]); when that is absent too, 0.
-func (p *Plan) Line(field string) int {
-	if p == nil || p.index == nil || field == "" {
-		return 0
-	}
-	path := strings.Split(field, ".")
-	for n := len(path); n > 0; n-- {
-		if l := p.index.Line(path[:n], 0); l > 0 {
-			return l
+// Validate checks every value, fills the defaults of absent keys, and
+// returns every problem at its field's place (errors.Join of
+// *tomlpos.Error, in file order).
+func (p *Plan) Validate() error {
+	for name, pool := range p.Pools {
+		if pool == nil {
+			pool = &Pool{}
+			p.Pools[name] = pool
 		}
-		// A key of a table written with dotted keys ("pools.prefill.role = ...")
-		// has no header: use the first key below the path.
-		if l := p.index.FirstBelow(path[:n]); l > 0 {
-			return l
-		}
+		pool.Name = name
 	}
-	return 0
+	errs := p.validate()
+	if len(errs) == 0 {
+		return nil
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].File != errs[j].File {
+			return errs[i].File < errs[j].File
+		}
+		return errs[i].Line < errs[j].Line
+	})
+	joined := make([]error, len(errs))
+	for i, e := range errs {
+		joined[i] = e
+	}
+	return errors.Join(joined...)
 }
 
 // ConfigPath returns model.config resolved against the plan file's folder.
-// Unless the plan was read with AllowOutsidePaths, Parse has checked that
-// it stays inside that folder (as written; ReadConfig also checks where
-// symbolic links lead).
+// Unless the plan was read with AllowOutsidePaths, validation has checked
+// that it stays inside that folder (as written; ReadConfig also checks
+// where symbolic links lead).
 func (p *Plan) ConfigPath() string {
 	if p.Model.Config == "" || filepath.IsAbs(p.Model.Config) {
 		return p.Model.Config
@@ -103,23 +130,32 @@ func (p *Plan) ConfigPath() string {
 // ReadConfig reads the config.json that model.config names: a regular file
 // within safefile.ModelConfig's cap, inside the plan file's folder once
 // symbolic links are followed (unless AllowOutsidePaths). Errors are at
-// model.config's line. The planner should read the file through this.
+// model.config's place. The planner should read the file through this.
 func (p *Plan) ReadConfig() ([]byte, error) {
-	at := func(err error) error {
-		return &tomlpos.Error{File: p.Path, Line: p.Line("model.config"), Field: "model.config", Msg: err.Error()}
-	}
-	path := p.ConfigPath()
+	return p.readNamed("model.config", p.ConfigPath(), safefile.ModelConfig, true)
+}
+
+// ReadManifest reads the manifest deployment.manifest names: a regular
+// file within safefile.Manifest's cap ("-" is stdin, safefile.Stdin). It is
+// not confined to the plan's directory (see Options).
+func (p *Plan) ReadManifest() ([]byte, error) {
+	return p.readNamed("deployment.manifest", p.ManifestPath(), safefile.Manifest, false)
+}
+
+// readNamed reads the file a plan's field names, capped, and confined to
+// the plan's directory when confine is set (and AllowOutsidePaths is not).
+func (p *Plan) readNamed(field, path string, k safefile.Kind, confine bool) ([]byte, error) {
 	if path == "" {
-		return nil, at(fmt.Errorf("missing: the plan names no config.json"))
+		return nil, p.FieldError(field, fmt.Errorf("missing: the plan names no %s", k.Name))
 	}
-	if !p.opts.AllowOutsidePaths {
+	if confine && path != "-" && !p.opts.AllowOutsidePaths {
 		if err := inside(filepath.Dir(p.Path), path); err != nil {
-			return nil, at(err)
+			return nil, p.FieldError(field, err)
 		}
 	}
-	data, err := safefile.ReadFile(path, safefile.ModelConfig)
+	data, err := safefile.ReadFile(path, k)
 	if err != nil {
-		return nil, at(err)
+		return nil, p.FieldError(field, err)
 	}
 	return data, nil
 }
@@ -129,10 +165,11 @@ const outsideHint = "kvplan reads the files a plan names only inside the plan fi
 
 // escapes reports why a path as written in a plan leaves its folder, or "".
 func escapes(rel string) string {
+	c := filepath.Clean(rel)
 	switch {
 	case filepath.IsAbs(rel) || filepath.VolumeName(rel) != "":
 		return "is an absolute path"
-	case filepath.Clean(rel) == ".." || strings.HasPrefix(filepath.Clean(rel), ".."+string(filepath.Separator)):
+	case c == ".." || strings.HasPrefix(c, ".."+string(filepath.Separator)):
 		return "climbs out of the plan's directory"
 	}
 	return ""
@@ -146,7 +183,7 @@ func inside(dir, path string) error {
 	}
 	realPath, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return err // missing file: say so, as a read would
+		return err // a missing file: say so, as a read would
 	}
 	rel, err := filepath.Rel(realDir, realPath)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -171,12 +208,10 @@ type checker struct {
 }
 
 func (c *checker) add(field, format string, args ...any) {
-	c.errs = append(c.errs, &tomlpos.Error{File: c.p.Path, Line: c.p.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	c.errs = append(c.errs, c.p.fieldErrorf(field, format, args...))
 }
 
-func (c *checker) has(field string) bool {
-	return c.p.index.Line(strings.Split(field, "."), 0) > 0
-}
+func (c *checker) has(field string) bool { return c.p.Has(field) }
 
 // oneOf matches value against allowed regardless of case ("FP8" is "fp8")
 // and returns the allowed spelling, or value after adding an error.
@@ -308,7 +343,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 		if pl.GPU == "" {
 			c.add(f("gpu"), "missing: name the GPU of this pool's workers (a catalog GPU)")
 		}
-		if c.has(f("gpu_memory_utilization")) {
+		if c.has(f("gpu_memory_utilization")) || pl.GPUMemoryUtilization != 0 {
 			if !(pl.GPUMemoryUtilization > 0 && pl.GPUMemoryUtilization <= 1) {
 				c.add(f("gpu_memory_utilization"), "%g is out of range: want a fraction in (0, 1], e.g. 0.9", pl.GPUMemoryUtilization)
 			}
@@ -317,7 +352,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 		}
 		c.nonNegative(f("max_model_len"), pl.MaxModelLen)
 		c.atMost(f("max_model_len"), pl.MaxModelLen, 0, MaxTokens, "tokens")
-		if c.has(f("memory_limit")) {
+		if c.has(f("memory_limit")) || pl.MemoryLimit != "" {
 			b, err := units.ParseQuantity(pl.MemoryLimit)
 			switch {
 			case err != nil:
@@ -336,7 +371,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 		c.atMost(f("max_num_seqs"), pl.MaxNumSeqs, 0, MaxCount, "sequences")
 		c.nonNegative(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens)
 		c.atMost(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens, 0, MaxTokens, "tokens")
-		if c.has(f("cpu_offload_cache")) {
+		if c.has(f("cpu_offload_cache")) || pl.CPUOffloadCache != "" {
 			b, err := units.ParseQuantity(pl.CPUOffloadCache)
 			if err != nil {
 				c.add(f("cpu_offload_cache"), "%v", err)

@@ -9,9 +9,8 @@
 package planfile
 
 import (
+	"path/filepath"
 	"sort"
-
-	"github.com/kvplan/kvplan/internal/tomlpos"
 )
 
 // Pool roles.
@@ -42,19 +41,40 @@ const (
 
 // Plan is one deployment as written in a plan file, after defaults.
 type Plan struct {
-	Path string `toml:"-"` // file the plan was read from
+	Path string `toml:"-"` // file the plan was read from (a plan file or a manifest)
 
-	Model     Model            `toml:"model"`
-	Workload  Workload         `toml:"workload"`
-	Pools     map[string]*Pool `toml:"pools"`
-	Link      Link             `toml:"link"`
-	Router    Router           `toml:"router"`
-	Transport Transport        `toml:"transport"`
-	Runtime   Runtime          `toml:"runtime"`
-	SLO       SLO              `toml:"slo"`
+	// Deployment points at the Kubernetes manifest the plan describes; the
+	// plan file then supplies only what the manifest lacks.
+	Deployment Deployment       `toml:"deployment"`
+	Model      Model            `toml:"model"`
+	Workload   Workload         `toml:"workload"`
+	Pools      map[string]*Pool `toml:"pools"`
+	Link       Link             `toml:"link"`
+	Router     Router           `toml:"router"`
+	Transport  Transport        `toml:"transport"`
+	Runtime    Runtime          `toml:"runtime"`
+	SLO        SLO              `toml:"slo"`
 
-	index *tomlpos.Index
-	opts  Options
+	pos  positions // where each field was written
+	opts Options
+}
+
+// Deployment is the [deployment] table: the manifest this plan reviews.
+type Deployment struct {
+	// Manifest is a Kubernetes manifest (a DynamoGraphDeployment, llm-d,
+	// KServe, Helm values or a Deployment running vllm serve), relative to the
+	// plan file. Its pools, engine arguments and router come from there; the
+	// plan file adds the GPU, link, workload and SLO the manifest lacks.
+	Manifest string `toml:"manifest"`
+}
+
+// ManifestPath returns deployment.manifest resolved against the plan file's folder.
+func (p *Plan) ManifestPath() string {
+	m := p.Deployment.Manifest
+	if m == "" || filepath.IsAbs(m) || m == "-" {
+		return m
+	}
+	return filepath.Join(filepath.Dir(p.Path), m)
 }
 
 // Model names the model served: a catalog name or a Hugging Face config.json.

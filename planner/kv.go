@@ -66,30 +66,38 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 	p.SlidingWindowCapApplied = p.KVBytes < int64(sc.Tokens)*p.KVBytesPerToken+p.StateBytesPerRequest
 	d := &p.Derivation
 	for _, g := range kv.Groups {
+		switch g.Kind {
+		case catalog.LayerLinear, catalog.LayerMamba:
+			d.Add("state_bytes_"+g.Kind, float64(int64(g.Count)*g.StateBytesEach), "B/request", g.Formula(), "%s", g.Values())
+			if g.SSMBytesEach > 0 || g.ConvBytesEach > 0 {
+				d.Note(kv.State.Describe())
+			}
+			continue
+		case models.KindMLA:
+			d.Add("kv_bytes_per_token_mla", float64(g.BytesPerToken()), "B/token", g.Formula(), "%s", g.Values())
+			continue
+		}
+		name := "kv_bytes_per_token_" + g.Kind
 		switch {
-		case g.Kind == catalog.LayerLinear:
-			d.Add("state_bytes_"+g.Kind, float64(int64(g.Count)*g.StateBytesEach), "B/request",
-				"layers × state bytes per layer", "%d × %d", g.Count, g.StateBytesEach)
-		case g.Kind == "mla":
-			d.Add("kv_bytes_per_token_mla", float64(g.BytesPerToken()), "B/token",
-				"layers × (kv_lora_rank + qk_rope_head_dim) × bytes per element (one latent, not split by tp)",
-				"%d × %d × %d", g.Count, g.HeadDim, g.BytesPerElement)
-		default:
-			name := "kv_bytes_per_token_" + g.Kind
-			formula := "layers × 2 (K and V) × kv heads per rank × head_dim × bytes per element"
-			if g.Window > 0 {
-				name = fmt.Sprintf("%s_window_%d", name, g.Window)
-			}
-			d.Add(name, float64(g.BytesPerToken()), "B/token", formula,
-				"%d × 2 × %d × %d × %d", g.Count, g.KVHeadsPerRank, g.HeadDim, g.BytesPerElement)
-			if kv.TP > 1 {
-				d.Note(fmt.Sprintf("kv heads per rank = max(1, kv heads / tp) with tp %d", kv.TP))
-			}
+		case g.Kind == catalog.LayerCompressed:
+			name = fmt.Sprintf("%s_ratio_%d_window_%d", name, g.Ratio, g.Window)
+		case g.Kind == models.KindIndexer && g.Ratio > 1:
+			name = fmt.Sprintf("%s_ratio_%d", name, g.Ratio)
+		case g.Window > 0:
+			name = fmt.Sprintf("%s_window_%d", name, g.Window)
+		}
+		d.Add(name, float64(g.BytesPerToken()), "B/token", g.Formula(), "%s", g.Values())
+		if g.StateBytesEach > 0 {
+			d.Add("state_bytes_compressor", float64(int64(g.Count)*g.StateBytesEach), "B/request",
+				"layers × compressor state per layer (replicated on every rank)", "%d × %d", g.Count, g.StateBytesEach)
+		}
+		if kv.TP > 1 && !g.Latent && g.Kind != models.KindIndexer {
+			d.Note(fmt.Sprintf("kv heads per rank = max(1, kv heads / tp) with tp %d", kv.TP))
 		}
 	}
 	var parts []string
 	for _, g := range kv.Groups {
-		if g.Kind != catalog.LayerLinear {
+		if g.Kind != catalog.LayerLinear && g.Kind != catalog.LayerMamba {
 			parts = append(parts, fmt.Sprint(g.BytesPerToken()))
 		}
 	}
@@ -101,7 +109,15 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 
 func requestFormula(kv *models.KV) string {
 	f := "tokens × kv_bytes_per_token"
-	if kv.HasWindows() {
+	compressed := false
+	for _, g := range kv.Groups {
+		compressed = compressed || g.Ratio > 1
+	}
+	switch {
+	case compressed:
+		f = "Σ groups entries(tokens) × group bytes per entry: full and MLA every token, sliding min(tokens, window), " +
+			"compressed min(tokens, window) + floor(tokens / ratio), indexer floor(tokens / ratio)"
+	case kv.HasWindows():
 		f = "Σ groups min(tokens, window) × group bytes per token"
 	}
 	if kv.StateBytesPerRequest() > 0 {
@@ -113,17 +129,13 @@ func requestFormula(kv *models.KV) string {
 func requestValues(kv *models.KV, tokens int) string {
 	s := ""
 	for _, g := range kv.Groups {
-		if g.Kind == catalog.LayerLinear {
+		if g.Kind == catalog.LayerLinear || g.Kind == catalog.LayerMamba {
 			continue
-		}
-		t := tokens
-		if g.Window > 0 {
-			t = min(tokens, g.Window)
 		}
 		if s != "" {
 			s += " + "
 		}
-		s += fmt.Sprintf("%d × %d", t, g.BytesPerToken())
+		s += fmt.Sprintf("%d × %d", g.Entries(tokens), int64(g.Count)*g.BytesPerTokenEach)
 	}
 	if st := kv.StateBytesPerRequest(); st > 0 {
 		s += fmt.Sprintf(" + %d", st)

@@ -31,8 +31,10 @@ const (
 func termName(s string) string { return safetext.Terminal(safetext.Clip(s, MaxName)) }
 func termText(s string) string { return safetext.Terminal(safetext.Clip(s, MaxText)) }
 
-// lineName is termName on one line: a newline cannot start a line of its own.
+// lineName and lineText are termName and termText on one line: a newline
+// cannot start a line of its own.
 func lineName(s string) string { return safetext.Line(safetext.Clip(s, MaxName)) }
+func lineText(s string) string { return safetext.Line(safetext.Clip(s, MaxText)) }
 
 // MarkdownEscape makes text safe inside a markdown table cell: control
 // characters as visible escapes, backslashes, pipes, backticks and brackets

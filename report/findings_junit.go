@@ -19,11 +19,12 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Cases     []junitCase `xml:"testcase"`
+	SystemOut string      `xml:"system-out,omitempty"`
 }
 
 type junitCase struct {
@@ -49,7 +50,18 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 		byRule[f.RuleID] = append(byRule[f.RuleID], f)
 	}
 	suite := junitSuite{Name: termName(r.PlanFile)}
-	for _, rule := range r.Rules {
+	ruleList := append([]CheckRule(nil), r.Rules...)
+	known := map[string]bool{}
+	for _, x := range r.Rules {
+		known[x.ID] = true
+	}
+	for _, f := range r.Findings { // findings of no rule: a manifest reader's
+		if !known[f.RuleID] && !strings.HasPrefix(f.RuleID, rules.RuntimeErrorPrefix) {
+			known[f.RuleID] = true
+			ruleList = append(ruleList, CheckRule{ID: f.RuleID, Severity: f.Severity})
+		}
+	}
+	for _, rule := range ruleList {
 		c := junitCase{Name: termName(rule.ID), Classname: "kvplan.check"}
 		var failing, other []string
 		worst := rules.Severity("")
@@ -80,7 +92,18 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "kvplan check", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Suites: []junitSuite{suite}}
+	if len(r.Notes) > 0 {
+		var notes []string
+		for _, n := range r.Notes {
+			notes = append(notes, "note: "+lineText(n.String()))
+		}
+		suite.SystemOut = strings.Join(notes, "\n")
+	}
+	return writeJUnit(w, junitSuites{Name: "kvplan check", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Suites: []junitSuite{suite}})
+}
+
+// writeJUnit writes doc as an indented JUnit XML document.
+func writeJUnit(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

@@ -37,6 +37,13 @@ func WriteCheckMarkdown(w io.Writer, r *CheckResult) error {
 		}
 		b.WriteString("\n</details>\n")
 	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\n<details><summary>Notes (what kvplan assumed, skipped or does not model)</summary>\n\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "- %s\n", mdText(n.String()))
+		}
+		b.WriteString("\n</details>\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvplan/kvplan/planfile"
 	"github.com/kvplan/kvplan/rules"
 	"github.com/kvplan/kvplan/units"
 )
@@ -31,6 +32,26 @@ type CheckResult struct {
 	Findings []rules.Finding `json:"findings"`
 	Rules    []CheckRule     `json:"rules"`
 	Figures  []CheckFigure   `json:"figures"`
+	// Notes are what kvplan assumed because the input did not say it (a
+	// manifest names no GPU, no workload; an engine default), what it
+	// skipped, and what it read but does not model, each at the place it
+	// concerns when there is one. Only reviews of a manifest have them.
+	Notes []CheckNote `json:"notes,omitempty"`
+}
+
+// CheckNote is one note (an assumption, a skipped document, a setting not
+// modelled), at the place it concerns.
+type CheckNote struct {
+	Message string `json:"message"`
+	planfile.Pos
+}
+
+// String renders a note as "file:line:col: message", or the message alone.
+func (n CheckNote) String() string {
+	if n.Pos.IsZero() {
+		return n.Message
+	}
+	return n.Pos.String() + ": " + n.Message
 }
 
 // CheckCounts counts findings by severity.
@@ -58,7 +79,7 @@ type CheckFigure struct {
 }
 
 // NewCheckResult assembles a result: the rules of set, the findings (their
-// Line already resolved, see rules.ResolveLines), the figures, and the
+// places already set, see rules.Locate), the figures, and the
 // verdict for failOn ("" means deny).
 func NewCheckResult(planFile string, set *rules.Set, findings []rules.Finding, figures []CheckFigure, failOn rules.Severity) *CheckResult {
 	if failOn == "" {
@@ -121,12 +142,35 @@ func (r *CheckResult) summary() string {
 	return fmt.Sprintf("%s: %d deny, %d warn, %d info (fails on %s or worse)", r.Verdict, r.Counts.Deny, r.Counts.Warn, r.Counts.Info, r.FailOn)
 }
 
-// where names a finding's place: "plan.toml:36 (pools.prefill.memory_limit)".
+// where names a finding's place: "plan.toml:36", "deploy.yaml:23:15".
 func (r *CheckResult) where(f rules.Finding) string {
-	if f.Line == 0 {
-		return r.PlanFile
+	at := f.Pos()
+	if at.File == "" {
+		at.File = r.PlanFile
 	}
-	return fmt.Sprintf("%s:%d", r.PlanFile, f.Line)
+	return at.String()
+}
+
+// file is the file a finding points into: its own, or the checked file.
+func (r *CheckResult) file(f rules.Finding) string {
+	if f.File != "" {
+		return f.File
+	}
+	return r.PlanFile
+}
+
+// shortWhere is where without the file when it is the checked file:
+// "36", "23:15", or "plan.toml:12" for a second file.
+func (r *CheckResult) shortWhere(f rules.Finding) string {
+	if f.Line == 0 {
+		return ""
+	}
+	at := f.Pos()
+	if at.File == "" || at.File == r.PlanFile {
+		at.File = ""
+		return strings.TrimPrefix(at.String(), ":")
+	}
+	return at.String()
 }
 
 func ruleLabel(f rules.Finding) string {
@@ -152,6 +196,8 @@ func FormatFigure(f CheckFigure) string {
 		return groupThousands(f.Value) + " tokens"
 	case "":
 		return strconv.FormatFloat(f.Value, 'f', -1, 64)
+	case "transfers", "requests": // mean counts: three significant digits
+		return strconv.FormatFloat(f.Value, 'g', 3, 64) + " " + f.Unit
 	}
 	return strconv.FormatFloat(f.Value, 'f', -1, 64) + " " + f.Unit
 }

@@ -16,9 +16,16 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool      sarifTool       `json:"tool"`
-	Artifacts []sarifArtifact `json:"artifacts"`
-	Results   []sarifResult   `json:"results"`
+	Tool       sarifTool       `json:"tool"`
+	Artifacts  []sarifArtifact `json:"artifacts"`
+	Results    []sarifResult   `json:"results"`
+	Properties *sarifRunProps  `json:"properties,omitempty"`
+}
+
+// sarifRunProps carries kvplan's notes (what it assumed), which SARIF has
+// no field for.
+type sarifRunProps struct {
+	Notes []string `json:"kvplanNotes"`
 }
 
 type sarifTool struct {
@@ -74,7 +81,8 @@ type sarifPhysical struct {
 }
 
 type sarifRegion struct {
-	StartLine int `json:"startLine"`
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn,omitempty"`
 }
 
 func sarifLevel(s rules.Severity) string {
@@ -89,10 +97,15 @@ func sarifLevel(s rules.Severity) string {
 
 // WriteCheckSARIF writes a SARIF 2.1.0 log: every rule evaluated in
 // tool.driver.rules (its why as full description, its fix as help) and one
-// result per finding, located at the plan file's line of the field involved.
-// A rule that failed at run time appears as its own rule "rule-error/<id>".
+// result per finding, located at the line (and column, for a manifest) of
+// the field involved, in the file it was written in. A rule that failed at
+// run time appears as its own rule "rule-error/<id>", and so does a
+// manifest reader's finding ("manifest/not-understood"). Notes go in the
+// run's properties.
 func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 	uri := sarifURI(r.PlanFile)
+	artifacts := []sarifArtifact{{Location: sarifArtifactLocation{URI: uri}}}
+	seenArtifact := map[string]bool{uri: true}
 	driver := sarifDriver{Name: "kvplan", InformationURI: "https://github.com/kvplan/kvplan", Rules: []sarifRule{}}
 	index := map[string]int{}
 	addRule := func(id string, sev rules.Severity, why, fix string) {
@@ -123,18 +136,29 @@ func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 		if f.Fix != "" {
 			msg += " Fix: " + termText(f.Fix)
 		}
-		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifactLocation{URI: uri}}}
+		fileURI := sarifURI(r.file(f))
+		if !seenArtifact[fileURI] {
+			seenArtifact[fileURI] = true
+			artifacts = append(artifacts, sarifArtifact{Location: sarifArtifactLocation{URI: fileURI}})
+		}
+		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifactLocation{URI: fileURI}}}
 		if f.Line > 0 {
-			loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line}
+			loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line, StartColumn: f.Col}
 		}
 		results = append(results, sarifResult{RuleID: f.RuleID, RuleIndex: index[f.RuleID], Level: sarifLevel(f.Severity),
 			Message: sarifText{msg}, Locations: []sarifLocation{loc}})
 	}
+	run := sarifRun{Tool: sarifTool{Driver: driver}, Artifacts: artifacts, Results: results}
+	if len(r.Notes) > 0 {
+		run.Properties = &sarifRunProps{}
+		for _, n := range r.Notes {
+			run.Properties.Notes = append(run.Properties.Notes, lineText(n.String()))
+		}
+	}
 	log := sarifLog{
 		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
 		Version: "2.1.0",
-		Runs: []sarifRun{{Tool: sarifTool{Driver: driver},
-			Artifacts: []sarifArtifact{{Location: sarifArtifactLocation{URI: uri}}}, Results: results}},
+		Runs:    []sarifRun{run},
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

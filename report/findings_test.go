@@ -34,7 +34,11 @@ const examplePlan = "examples/disagg-1gbe-no-events.toml"
 // figures standing in for the planner's.
 func exampleResult(t *testing.T, failOn rules.Severity) *CheckResult {
 	t.Helper()
-	p, err := planfile.Load(filepath.Join("..", examplePlan))
+	data, err := os.ReadFile(filepath.Join("..", examplePlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planfile.Parse(examplePlan, data) // named as the report names it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +58,7 @@ func exampleResult(t *testing.T, failOn rules.Severity) *CheckResult {
 		env.Pools[i].HostRequiredBytes = 5_086_000_000
 	}
 	findings := set.Evaluate(&env)
-	rules.ResolveLines(findings, p.Line)
+	rules.Locate(findings, p.Pos)
 	figures := []CheckFigure{
 		{"kv_bytes_per_token", 114688, "B"},
 		{"kv_bytes_per_request", 286605312, "B"},

@@ -3,10 +3,13 @@ package rules
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvplan/kvplan/planfile"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -271,6 +274,16 @@ message = "x"
 	if err == nil || err.Error() != `--disable ttft-sol: no rule "ttft-sol"; did you mean ttft-slo?` {
 		t.Errorf("got %v", err)
 	}
+
+	// Two user packs defining one id: an error naming both places, whichever
+	// order they load in (a user rule may replace a default one only).
+	other := t.TempDir()
+	dup := writeFile(t, other, "dup.toml", "\n[[rule]]\nid = \"team/min-workers\"\nseverity = \"warn\"\nwhen = \"true\"\nmessage = \"x\"\n")
+	_, err = Load(Options{Paths: []string{replace, dup}})
+	want := fmt.Sprintf(`%s:2: id: duplicate rule id "team/min-workers": also defined at %s:11`, dup, replace)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("duplicate ids across packs: got %v\nwant %s", err, want)
+	}
 }
 
 func TestTemplate(t *testing.T) {
@@ -305,9 +318,11 @@ fields = ["pool.memory_limit", "link.name"]
 	if fs[0].Fix != "set pools.prefill.memory_limit" || strings.Join(fs[0].Fields, " ") != "pools.prefill.memory_limit link.name" {
 		t.Errorf("fix %q fields %v", fs[0].Fix, fs[0].Fields)
 	}
-	ResolveLines(fs, func(f string) int { return map[string]int{"link.name": 30}[f] })
-	if fs[0].Line != 30 || fs[0].Field != "link.name" {
-		t.Errorf("line %d field %s", fs[0].Line, fs[0].Field)
+	Locate(fs, func(f string) planfile.Pos {
+		return map[string]planfile.Pos{"link.name": {File: "plan.toml", Line: 30}}[f]
+	})
+	if fs[0].Line != 30 || fs[0].File != "plan.toml" || fs[0].Field != "link.name" {
+		t.Errorf("place %s field %s", fs[0].Pos(), fs[0].Field)
 	}
 }
 

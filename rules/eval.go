@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/kvplan/kvplan/planfile"
 )
 
 // Finding is one rule that fired, for one pool when the rule is per_pool.
@@ -22,11 +24,17 @@ type Finding struct {
 	// Fields are the dotted plan-file fields involved, most relevant first,
 	// with "pool." and "pools.*." expanded to the pool names.
 	Fields []string `json:"fields,omitempty"`
-	// Line is the plan-file line of the first field found there; 0 until
-	// ResolveLines sets it, or when no field is written in the plan.
+	// File, Line and Col are where the first of Fields was written: a plan
+	// file's line, or the argument or field of a manifest (with its
+	// column). Zero until Locate sets them, or when no field is written.
+	File  string `json:"file,omitempty"`
 	Line  int    `json:"line,omitempty"`
-	Field string `json:"field,omitempty"` // the field Line points at
+	Col   int    `json:"col,omitempty"`
+	Field string `json:"field,omitempty"` // the field File:Line:Col points at
 }
+
+// Pos returns where the finding points.
+func (f Finding) Pos() planfile.Pos { return planfile.Pos{File: f.File, Line: f.Line, Col: f.Col} }
 
 var vmPool = sync.Pool{New: func() any { return &vm.VM{MemoryBudget: MemoryBudget} }}
 
@@ -184,20 +192,50 @@ func (r *Rule) expandFields(env *Env) []string {
 	return out
 }
 
-// ResolveLines sets each finding's Line and Field to the first of its Fields
-// that line (usually (*planfile.Plan).Line) finds, falling back to the line
-// of its pool's table. Findings with no line keep 0.
-func ResolveLines(findings []Finding, line func(field string) int) {
+// Locate sets each finding's place (File, Line, Col) and Field to the
+// first of its Fields that pos (usually (*planfile.Plan).Pos) finds,
+// falling back to the place of its pool. Findings with no place keep the
+// zero place; a finding already located (one a manifest reader made) keeps
+// its own.
+func Locate(findings []Finding, pos func(field string) planfile.Pos) {
+	LocateWritten(findings, nil, pos)
+}
+
+// LocateWritten is Locate that prefers the first of a finding's Fields the
+// plan writes itself (written, usually (*planfile.Plan).Has): the finding of
+// a pool's tp points at "pools.decode.tp" when the pool sets it, else at
+// "model.tp" when the model does, before any field whose place falls back to
+// its enclosing table.
+func LocateWritten(findings []Finding, written func(field string) bool, pos func(field string) planfile.Pos) {
+	set := func(f *Finding, at planfile.Pos, field string) {
+		f.File, f.Line, f.Col, f.Field = at.File, at.Line, at.Col, field
+	}
 	for i := range findings {
 		f := &findings[i]
+		if f.Line > 0 {
+			continue
+		}
+		if written != nil {
+			for _, fld := range f.Fields {
+				if at := pos(fld); at.Line > 0 && written(fld) {
+					set(f, at, fld)
+					break
+				}
+			}
+			if f.Line > 0 {
+				continue
+			}
+		}
 		for _, fld := range f.Fields {
-			if l := line(fld); l > 0 {
-				f.Line, f.Field = l, fld
+			if at := pos(fld); at.Line > 0 {
+				set(f, at, fld)
 				break
 			}
 		}
 		if f.Line == 0 && f.Pool != "" {
-			f.Line, f.Field = line("pools."+f.Pool), "pools."+f.Pool
+			if at := pos("pools." + f.Pool); at.Line > 0 {
+				set(f, at, "pools."+f.Pool)
+			}
 		}
 	}
 }

@@ -11,9 +11,14 @@ package sim
 //     and kept after it completes until evicted;
 //   - scratch blocks: the request's trailing partial prompt block and the
 //     blocks its output tokens grow into. They occupy capacity while the
-//     request runs, are never matched, and are freed when it completes (a
-//     partial block's content changes as tokens are appended, so vLLM and
-//     Dynamo never share it).
+//     request runs and are never matched while they fill (a partial block's
+//     content changes as tokens are appended, so vLLM and Dynamo never share
+//     it). When the request completes, the ones that filled up stay cached
+//     as evictable blocks, as vLLM hashes every full block of a sequence,
+//     generated tokens included; only the last, partial one is freed. Their
+//     content is the request's own output, which no later prompt in a trace
+//     names, so they are kept unindexed (id 0): they take capacity and are
+//     evicted like any block, but never match.
 //
 // Eviction is LRU over stored blocks with no pins. The LRU list orders blocks
 // by the time their last pin was released; blocks released at the same moment
@@ -43,7 +48,7 @@ type cache struct {
 }
 
 type slot struct {
-	id         uint64
+	id         uint64 // 0: a filled output block, cached but never matched
 	prev, next int32
 	ref        int32
 }
@@ -120,7 +125,9 @@ func (c *cache) acquire(ids []uint64, extra int, pins []int32) (overlap int, gra
 				continue
 			}
 			c.unlink(s)
-			c.index.del(c.slots[s].id)
+			if old := c.slots[s].id; old != 0 {
+				c.index.del(old)
+			}
 			c.evictions++
 		} else {
 			s = c.alloc()
@@ -146,9 +153,18 @@ func (c *cache) acquire(ids []uint64, extra int, pins []int32) (overlap int, gra
 }
 
 // release unpins a completed request's blocks, tail first, and frees its
-// scratch blocks.
-func (c *cache) release(pins []int32, scratch int) {
+// scratch blocks except the first keep of them, which filled up: those stay
+// cached as evictable unindexed blocks, released before the prompt blocks
+// (they come after them in the sequence, and vLLM frees a request's blocks
+// last first).
+func (c *cache) release(pins []int32, scratch, keep int) {
 	c.scratch -= scratch
+	for range keep {
+		s := c.takeSlot()
+		c.slots[s] = slot{prev: nilSlot, next: nilSlot}
+		c.stored++
+		c.pushMRU(s)
+	}
 	for i := len(pins) - 1; i >= 0; i-- {
 		s := pins[i]
 		sl := &c.slots[s]
@@ -179,6 +195,11 @@ func (c *cache) alloc() int32 {
 	if !c.room() {
 		return nilSlot
 	}
+	return c.takeSlot()
+}
+
+// takeSlot returns an unused slot without checking capacity.
+func (c *cache) takeSlot() int32 {
 	if n := len(c.free); n > 0 {
 		s := c.free[n-1]
 		c.free = c.free[:n-1]
@@ -190,7 +211,9 @@ func (c *cache) alloc() int32 {
 
 func (c *cache) evict(s int32) {
 	c.unlink(s)
-	c.index.del(c.slots[s].id)
+	if id := c.slots[s].id; id != 0 {
+		c.index.del(id)
+	}
 	c.slots[s].id = 0
 	c.free = append(c.free, s)
 	c.stored--
@@ -230,4 +253,55 @@ func (c *cache) pushMRU(s int32) {
 		c.lruHead = s
 	}
 	c.lruTail = s
+}
+
+// The timed simulation admits a request only when its blocks fit, so it
+// never overflows; it uses the cache through the methods below.
+
+// available is the blocks a request could still take: free ones and
+// cached blocks no running request pins (evictable).
+func (c *cache) available() int { return c.capacity - c.pinned - c.scratch }
+
+// pinCost is how many blocks pinning or storing ids would take from
+// available: each id not stored, or stored but pinned by nobody.
+func (c *cache) pinCost(ids []uint64) int {
+	n := 0
+	for _, id := range ids {
+		if s, ok := c.index.get(id); !ok || c.slots[s].ref == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// pinOrStore pins id if it is stored, or stores and pins it, evicting the
+// least recently used block if the cache is full (there must be room, see
+// available), and returns its slot.
+func (c *cache) pinOrStore(id uint64) int32 {
+	if s, ok := c.index.get(id); ok {
+		c.pin(s)
+		return s
+	}
+	s := c.alloc()
+	c.stored++
+	c.slots[s] = slot{id: id, prev: nilSlot, next: nilSlot, ref: 1}
+	c.index.insertNew(id, s)
+	c.pinned++
+	c.notePeak()
+	return s
+}
+
+// grant takes n scratch blocks (there must be room, see available).
+func (c *cache) grant(n int) {
+	for range n {
+		c.room()
+		c.scratch++
+	}
+	c.notePeak()
+}
+
+func (c *cache) notePeak() {
+	if u := c.stored + c.scratch; u > c.peak {
+		c.peak = u
+	}
 }

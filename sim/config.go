@@ -50,11 +50,20 @@ type Config struct {
 	OverlapCredit    float64
 	// Concurrency is the most requests in flight, issued in order; each
 	// waits for the earliest completion when the limit is reached, so 1 is
-	// sequential. 0 follows the source's arrival times if it is Timed, with
-	// no limit on requests in flight, and is 1 otherwise. Arrival times are
-	// ignored when Concurrency > 0. Completions due at or before an arrival
-	// are processed before it is routed.
+	// sequential (a closed loop of Concurrency clients). 0 follows the
+	// source's arrival times if it is Timed (or RatePerS), with no limit on
+	// requests in flight, and is 1 otherwise. Arrival times are ignored when
+	// Concurrency > 0. Completions due at or before an arrival are processed
+	// before it is routed.
 	Concurrency int
+	// RatePerS, when above 0, replaces the arrival times with a Poisson
+	// process of that many requests a second (exponential gaps from a PCG
+	// seeded with Seed, its own stream). It excludes Concurrency > 0.
+	RatePerS float64
+	// Engine, when set, turns on the timed simulation: every worker is an
+	// engine that batches (see Engine). Nil is the cache-only simulation,
+	// whose clock is PrefillMSPerToken and DecodeMSPerToken.
+	Engine *Engine
 	// PrefillMSPerToken and DecodeMSPerToken set the service-time model;
 	// 0 means the Default values unless ExplicitZero is set.
 	PrefillMSPerToken float64
@@ -100,25 +109,40 @@ func DefaultConfig() Config {
 	}
 }
 
+// loadMode is how requests are issued.
+type loadMode int
+
+const (
+	loadClosed loadMode = iota // at most Concurrency in flight, in order
+	loadTrace                  // at the source's arrival times
+	loadRate                   // at Poisson arrival times (RatePerS)
+)
+
 // settle fills defaults and checks cfg against the source.
-func (cfg Config) settle(src Source) (Config, bool, error) {
+func (cfg Config) settle(src Source) (Config, loadMode, error) {
 	if cfg.Workers < 1 {
-		return cfg, false, fmt.Errorf("workers: %d, want at least 1", cfg.Workers)
+		return cfg, 0, fmt.Errorf("workers: %d, want at least 1", cfg.Workers)
 	}
 	if cfg.Concurrency < 0 {
-		return cfg, false, fmt.Errorf("concurrency: %d, want 0 (follow the trace) or more", cfg.Concurrency)
+		return cfg, 0, fmt.Errorf("concurrency: %d, want 0 (follow the trace) or more", cfg.Concurrency)
+	}
+	if cfg.RatePerS < 0 || math.IsNaN(cfg.RatePerS) || math.IsInf(cfg.RatePerS, 0) {
+		return cfg, 0, fmt.Errorf("rate: %g requests/s, want a finite rate above 0 (or 0 for none)", cfg.RatePerS)
+	}
+	if cfg.RatePerS > 0 && cfg.Concurrency > 0 {
+		return cfg, 0, fmt.Errorf("rate %g requests/s and concurrency %d: give one load, an open-loop rate or a closed-loop concurrency", cfg.RatePerS, cfg.Concurrency)
 	}
 	if src == nil {
-		return cfg, false, errors.New("no workload source")
+		return cfg, 0, errors.New("no workload source")
 	}
 	bs := src.BlockSize()
 	if bs < 1 {
-		return cfg, false, fmt.Errorf("block size: source reports %d", bs)
+		return cfg, 0, fmt.Errorf("block size: source reports %d", bs)
 	}
 	if cfg.BlockSize == 0 {
 		cfg.BlockSize = bs
 	} else if cfg.BlockSize != bs {
-		return cfg, false, fmt.Errorf("block size: config says %d tokens but the source was built with %d", cfg.BlockSize, bs)
+		return cfg, 0, fmt.Errorf("block size: config says %d tokens but the source was built with %d", cfg.BlockSize, bs)
 	}
 	if cfg.Policy == "" {
 		cfg.Policy = defaultPolicy
@@ -139,19 +163,30 @@ func (cfg Config) settle(src Source) (Config, bool, error) {
 	}
 	for _, v := range [...]float64{cfg.PrefillLoadScale, cfg.OverlapCredit, cfg.PrefillMSPerToken, cfg.DecodeMSPerToken} {
 		if !(v >= 0) || math.IsInf(v, 1) {
-			return cfg, false, errors.New("prefill load scale, overlap credit and per-token times must be finite and not negative")
+			return cfg, 0, errors.New("prefill load scale, overlap credit and per-token times must be finite and not negative")
 		}
 	}
 	if cfg.SeenBlocks == 0 {
 		cfg.SeenBlocks = DefaultSeenBlocks
 	}
-	timed := false
-	if cfg.Concurrency == 0 {
+	if cfg.Engine != nil {
+		e, err := cfg.Engine.settle(cfg)
+		if err != nil {
+			return cfg, 0, err
+		}
+		cfg.Engine = &e
+	}
+	mode := loadClosed
+	switch {
+	case cfg.Concurrency > 0:
+	case cfg.RatePerS > 0:
+		mode = loadRate
+	default:
 		if t, ok := src.(Timed); ok && t.Timed() {
-			timed = true
+			mode = loadTrace
 		} else {
 			cfg.Concurrency = 1
 		}
 	}
-	return cfg, timed, nil
+	return cfg, mode, nil
 }

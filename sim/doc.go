@@ -9,16 +9,41 @@
 // Config.BlockSize tokens. A request's full prompt blocks are named by
 // chained 64-bit ids (an id stands for its block and all before it, as in
 // vLLM and Dynamo) and are cached with LRU eviction; the trailing partial
-// block and the output tokens take scratch blocks that are never shared. A
-// running request pins its blocks; when every block is pinned, what does not
-// fit runs uncached and is counted (Result.OverflowBlocks). The cache rules,
-// tie-breaks included, are documented on the cache type in cache.go.
+// block and the output tokens take scratch blocks while the request runs,
+// and when it completes the ones that filled up stay cached as vLLM keeps
+// every full block (they take room and are evicted like any block, but no
+// later prompt names their content, so they never match). A request holds
+// KV for input + output − 1 tokens at the end (the last sampled token is
+// never fed back). A running request pins its blocks; when every block is
+// pinned, what does not fit runs uncached and is counted
+// (Result.OverflowBlocks). The cache rules, tie-breaks included, are
+// documented on the cache type in cache.go.
 //
 // Requests are issued in order, at most Config.Concurrency in flight, or at
-// their trace arrival times; a request completes after a service time of
+// their trace arrival times, or at Poisson arrival times (Config.RatePerS).
+// In the cache-only simulation a request completes after a service time of
 // PrefillMSPerToken × uncached prompt tokens + DecodeMSPerToken × output
-// tokens (see the constants in config.go). Everything is deterministic for
-// given inputs and seeds.
+// tokens (see the constants in config.go), whatever else its worker does.
+//
+// # Timed simulation
+//
+// With Config.Engine every worker is an engine that batches, vLLM V1 style:
+// iterations of chunked prefill and decode within max_num_batched_tokens and
+// max_num_seqs, admission only while KV blocks are free (cached prefix
+// blocks are pinned, not recomputed), a first-come-first-served waiting
+// queue, and recompute preemption of the last admitted sequence when a
+// running one cannot grow. Iteration times come from a StepTimer, the
+// engine model, which the caller passes in (sim imports nothing of the
+// project). Optionally the workers are prefill workers behind which decode
+// workers take each request after its KV crossed a link shared by every
+// transfer in flight (processor sharing). Routers see the load in flight:
+// the blocks each worker holds plus those of the requests queued on it, as
+// Dynamo's router counts them. Results add TTFT, TPOT, end-to-end, queue
+// and transfer latencies (p50, p90, p99, mean), throughput, preemptions and
+// each worker's busy fraction. See Engine for the rules and the one
+// approximation (decode stretches).
+//
+// Everything is deterministic for given inputs and seeds.
 //
 // # Policies
 //
@@ -39,6 +64,15 @@
 //     a bit mask of the workers it went to, in the same bounded history
 //     as the repeat metric below, so one probe a block serves every worker.
 //
+// # One pass
+//
+// RunAll reads the source once and feeds every policy from the same
+// requests: one producer parses, validates and classifies each request
+// against one history of seen blocks, and hands batches to one goroutine per
+// policy (kv-aware-approx runs in the producer, since its routing state is
+// that history). Each result equals a run of that policy alone, whatever the
+// goroutine schedule (TestOnePassEqualsSeparateRuns).
+//
 // # Metrics
 //
 // A request is a repeat if its first full block was seen in an earlier
@@ -56,12 +90,17 @@
 // at most 16 bytes an id (plus a byte per 8 workers for kv-aware-approx).
 // Until a run references about SeenBlocks/2 distinct blocks nothing is
 // forgotten and results are exact; beyond, the ids not referenced for a
-// whole generation are forgotten, so a request whose prefix was last seen
-// that long ago counts as new, and kv-aware-approx no longer credits a
-// worker for it. Forgetting never creates a repeat or an overlap. A
-// negative SeenBlocks removes the bound (memory then grows with the
-// distinct blocks, 16 to 32 bytes each). The full conversation trace stays
-// exact under the default at every block size from 16 to 512 tokens.
+// whole generation are forgotten (Result.ForgottenBlockIDs counts them), so
+// a repeat's seen run can come out short and kv-aware-approx no longer
+// credits a worker for it. Forgetting never creates a repeat or an overlap.
+// The repeat count itself stays exact: a separate record of first blocks,
+// one id a request prefix, holds up to SeenBlocks/4 distinct first blocks
+// (at most 32 MiB under the default) and never forgets; past that it says
+// by how much the count may be short (Result.RepeatUncertain). A negative
+// SeenBlocks removes both bounds (memory then grows with the distinct
+// blocks, 16 to 32 bytes each). The full conversation trace stays exact
+// under the default at every block size from 16 to 512 tokens. The pass
+// holds at most a few batches of requests (batchesInFlight × 32,768 ids).
 //
 // # API
 //
@@ -71,6 +110,8 @@
 //		Seed                                uint64
 //		PrefillLoadScale, OverlapCredit     float64
 //		Concurrency                         int
+//		RatePerS                            float64 // Poisson arrivals, seeded
+//		Engine                              *Engine // timed simulation; nil: cache-only
 //		PrefillMSPerToken, DecodeMSPerToken float64
 //		ExplicitZero                        bool // 0 in the four floats means 0, not the default
 //		SeenBlocks                          int  // bound on remembered block ids; 0 default, < 0 none
@@ -81,6 +122,19 @@
 //	func RunAll(open func() (Source, error), cfg Config, policies []string) ([]Result, error)
 //	func Policies() []string
 //	func ResolvePolicies(names []string) ([]string, error)
+//
+//	type StepTimer interface { StepMS(prefillTokens, prefillContext, decodeContext []int) float64 }
+//	type Engine struct {
+//		Step                                  StepTimer
+//		MaxNumBatchedTokens, MaxNumSeqs       int
+//		DecodeWorkers                         int // > 0: Workers are prefill workers
+//		DecodeStep                            StepTimer
+//		DecodeCapacityBlocks                  int
+//		DecodeMaxNumBatchedTokens, DecodeMaxNumSeqs int
+//		Link                                  Link
+//		ExactSteps                            bool
+//	}
+//	type Link struct { BytesPerS, LatencyMS, BytesPerToken float64; Dedicated bool }
 //
 //	type Request struct { ArrivalMS float64; InputTokens, OutputTokens int; Blocks []uint64 }
 //	type Source interface { Next(*Request) (bool, error); BlockSize() int }
@@ -106,9 +160,15 @@
 //	                                  // hit_rate, cached_token_ratio, evictions,
 //	                                  // blocks_referenced, repeated_blocks, block_size,
 //	                                  // input_tokens, cached_tokens, overflow_blocks,
-//	                                  // skipped_lines, workers
+//	                                  // skipped_lines, repeat_requests_uncertain,
+//	                                  // forgotten_block_ids, workers; timed: ttft_ms, tpot_ms,
+//	                                  // e2e_ms, queue_ms, transfer_ms (Latency), requests_per_s,
+//	                                  // output_tokens_per_s, duration_ms, completed_requests,
+//	                                  // rejected_requests, preemptions
+//	type Latency struct { P50, P90, P99, Mean float64 }
 //	type WorkerResult struct { ... } // JSON: index, requests, request_share,
-//	                                  // peak_occupancy_blocks, evictions, overflow_blocks
+//	                                  // peak_occupancy_blocks, evictions, overflow_blocks;
+//	                                  // timed: role, gpu_busy_fraction, preemptions
 //
 // The package has no terminal code: the CLI attaches a progress bar through
 // Config.Progress.

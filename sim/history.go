@@ -46,6 +46,10 @@ type history struct {
 	pos    []int
 	walked bool    // overlaps walked, so pos is valid
 	alive  []uint8 // walk's scratch
+	// moved counts the ids of prev put in cur this generation; forgotten
+	// counts the ids dropped at rotations (those of prev never moved), so 0
+	// means the history is exact.
+	moved, forgotten int64
 }
 
 func newHistory(seenBlocks int, words int) *history {
@@ -68,6 +72,8 @@ func (h *history) release() {
 // until the request is recorded.
 func (h *history) begin(n int) {
 	if h.limit > 0 && h.cur.n > 0 && h.cur.n+n > h.limit {
+		h.forgotten += int64(h.prev.n) - h.moved
+		h.moved = 0
 		h.prev, h.cur = h.cur, h.prev
 		h.cur.clear()
 	}
@@ -139,6 +145,7 @@ func (h *history) record(ids []uint64, seen int) {
 			}
 		}
 		c = lo
+		h.moved += int64(seen - c)
 	}
 	for _, id := range ids[c:] {
 		h.cur.insertNew(id)
@@ -216,6 +223,7 @@ func (h *history) walk(ids []uint64, ov []int) int {
 				break
 			}
 			copy(cur.pay[p*pb:(p+1)*pb], prev.pay[q*pb:(q+1)*pb])
+			h.moved++
 		}
 		h.pos = append(h.pos, p)
 		if nAlive == 0 {
@@ -271,6 +279,7 @@ func (h *history) recordSent(ids []uint64, seen, ov, w int) {
 	for j := ov; j < c; j++ {
 		cur.pay[cur.find(ids[j])*pb+b] |= bit
 	}
+	h.moved += int64(seen - c)
 	for j := c; j < seen; j++ {
 		q, p := prev.find(ids[j]), cur.insertNew(ids[j])
 		copy(cur.pay[p*pb:(p+1)*pb], prev.pay[q*pb:(q+1)*pb])

@@ -192,3 +192,49 @@ func TestExplicitZero(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatCountExactPastTheBound: the repeat count comes from a record of
+// first blocks apart from the bounded block history, so it stays exact when
+// the history forgets (which the result says), and when that record is full
+// too the result says by how much the count may be short.
+func TestRepeatCountExactPastTheBound(t *testing.T) {
+	// 200 prefixes × 640 tokens (40 blocks of 16) × 10 sends, the last 16
+	// tokens changed: 39 shared blocks a prefix and one of each send's own,
+	// 200 × 39 + 2,000 = 9,800 distinct blocks. 2,000 requests, of which
+	// 200 × 9 = 1,800 repeat an earlier send's prefix.
+	syn := Synthetic{Prefixes: 200, PrefixTokens: 640, Repeats: 10, TailTokens: 16, Seed: 4}
+	run := func(seen int) Result {
+		src, err := syn.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(src, Config{Workers: 2, CapacityBlocks: 300, Seed: 1, SeenBlocks: seen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	exact := run(-1)
+	if exact.RepeatRequests != 1800 || exact.ForgottenBlockIDs != 0 || exact.RepeatUncertain != 0 {
+		t.Fatalf("unbounded: repeats %d forgotten %d uncertain %d, want 1800 0 0", exact.RepeatRequests, exact.ForgottenBlockIDs, exact.RepeatUncertain)
+	}
+	// 2,000 ids: generations of 1,000 ids, a fifth of the distinct blocks,
+	// so the history forgets; the first-block record (500 ids ≥ 200) does not.
+	r := run(2000)
+	if r.ForgottenBlockIDs == 0 {
+		t.Fatal("a history of 2,000 ids forgot nothing of 9,800 distinct blocks")
+	}
+	if r.RepeatRequests != 1800 || r.RepeatUncertain != 0 {
+		t.Errorf("bound 2,000: repeats %d uncertain %d, want exactly 1800 and 0", r.RepeatRequests, r.RepeatUncertain)
+	}
+	if r.RepeatedBlocks >= exact.RepeatedBlocks {
+		t.Errorf("bound 2,000: %d repeated blocks, want fewer than the exact %d (it forgot)", r.RepeatedBlocks, exact.RepeatedBlocks)
+	}
+	// 400 ids: the first-block record holds 100 of the 200 prefixes. The
+	// other 100 prefixes' first sends are new and uncertain, so at least 100
+	// are uncertain, and the true count lies in [repeats, repeats + uncertain].
+	r = run(400)
+	if r.RepeatUncertain < 100 || r.RepeatRequests > 1800 || r.RepeatRequests+r.RepeatUncertain < 1800 {
+		t.Errorf("bound 400: repeats %d uncertain %d; want repeats ≤ 1800 ≤ repeats + uncertain and uncertain ≥ 100", r.RepeatRequests, r.RepeatUncertain)
+	}
+}

@@ -168,12 +168,12 @@ func newRouter(kind policyKind, cfg Config) *router {
 }
 
 // lessLoaded orders workers for least-loaded routing and for kv-aware ties:
-// fewer active blocks, then fewer running requests, then fewer requests
+// fewer active blocks (worker.load), then fewer running requests, then fewer requests
 // routed so far, then the lower index. The third key makes a sequential
 // workload (where nothing is running when a request is routed) spread
 // round-robin instead of piling onto worker 0.
 func lessLoaded(ws []worker, a, b int) bool {
-	if x, y := ws[a].cache.active(), ws[b].cache.active(); x != y {
+	if x, y := ws[a].load(), ws[b].load(); x != y {
 		return x < y
 	}
 	if x, y := ws[a].running, ws[b].running; x != y {
@@ -185,9 +185,9 @@ func lessLoaded(ws []worker, a, b int) bool {
 	return a < b
 }
 
-// choose returns the worker for req, whose prompt spans reqBlocks blocks
-// (full and partial).
-func (r *router) choose(req *Request, reqBlocks int, ws []worker) int {
+// choose returns the worker for a request whose full blocks are ids and
+// whose prompt spans reqBlocks blocks (full and partial).
+func (r *router) choose(ids []uint64, reqBlocks int, ws []worker) int {
 	switch r.kind {
 	case polRoundRobin:
 		w := r.next
@@ -206,7 +206,7 @@ func (r *router) choose(req *Request, reqBlocks int, ws []worker) int {
 	}
 	// kv-aware family: Dynamo's cost.
 	if r.kind == polKVAware {
-		r.cacheOverlaps(req.Blocks, ws)
+		r.cacheOverlaps(ids, ws)
 	}
 	best := -1
 	var bestCost float64
@@ -219,7 +219,7 @@ func (r *router) choose(req *Request, reqBlocks int, ws []worker) int {
 		if newBlocks < 0 {
 			newBlocks = 0
 		}
-		cost := r.scale*newBlocks + float64(ws[w].cache.active())
+		cost := r.scale*newBlocks + float64(ws[w].load())
 		if best < 0 || cost < bestCost || (cost == bestCost && lessLoaded(ws, w, best)) {
 			best, bestCost = w, cost
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"reflect"
 	"testing"
 )
 
@@ -141,6 +142,68 @@ func TestNoEventsIsLoadBalancing(t *testing.T) {
 		}
 		if !sameRouting(res[0], res[1]) {
 			t.Errorf("concurrency %d: no-events %+v\nleast-loaded %+v", conc, res[0], res[1])
+		}
+	}
+}
+
+// TestAgreesWithPythonReference compares the simulator with the plain Python
+// LRU simulator in sim/testdata/lru_reference.py, an independent
+// implementation of the same model, on the excerpt (4 workers × 20,000
+// slots, so 39 blocks of 512: heavy eviction and overflow). Its output was
+// produced with
+//
+//	python3 sim/testdata/lru_reference.py testdata/sim/conversation_excerpt.jsonl --workers 4 --kv-slots 20000
+//
+// The random policy is left out: Python's generator is not the simulator's.
+func TestAgreesWithPythonReference(t *testing.T) {
+	f, err := os.Open("../testdata/sim/lru_reference_excerpt.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type ref struct {
+		Name                                  string
+		Requests, RepeatRequests, HitRequests int
+		InputTokens, CachedTokens             int64
+		BlocksReferenced, RepeatedBlocks      int64
+		Evictions, OverflowBlocks             int64
+		WorkerRequests                        []int
+	}
+	want := map[string]ref{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r struct {
+			Name             string `json:"name"`
+			Requests         int    `json:"requests"`
+			RepeatRequests   int    `json:"repeat_requests"`
+			HitRequests      int    `json:"hit_requests"`
+			InputTokens      int64  `json:"input_tokens"`
+			CachedTokens     int64  `json:"cached_tokens"`
+			BlocksReferenced int64  `json:"blocks_referenced"`
+			RepeatedBlocks   int64  `json:"repeated_blocks"`
+			Evictions        int64  `json:"evictions"`
+			OverflowBlocks   int64  `json:"overflow_blocks"`
+			WorkerRequests   []int  `json:"worker_requests"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		want[r.Name] = ref(r)
+	}
+	pols := []string{RoundRobin, LeastLoaded, KVAware, KVAwareNoEvents}
+	res, err := RunAll(func() (Source, error) { return OpenMooncake(excerptPath, 0, false) }, Config{Workers: 4, CapacityBlocks: 20000 / 512, Seed: 1}, pols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		got := ref{Name: r.Name, Requests: r.Requests, RepeatRequests: r.RepeatRequests, HitRequests: r.HitRequests,
+			InputTokens: r.InputTokens, CachedTokens: r.CachedTokens, BlocksReferenced: r.BlocksReferenced,
+			RepeatedBlocks: r.RepeatedBlocks, Evictions: r.Evictions, OverflowBlocks: r.OverflowBlocks}
+		for _, w := range r.Workers {
+			got.WorkerRequests = append(got.WorkerRequests, w.Requests)
+		}
+		if !reflect.DeepEqual(got, want[r.Name]) {
+			t.Errorf("%s:\n got %+v\nwant %+v (Python reference)", r.Name, got, want[r.Name])
 		}
 	}
 }

@@ -14,6 +14,7 @@ func TestResultJSONNames(t *testing.T) {
 	want := `{"name":"kv-aware","requests":0,"repeat_requests":0,"hit_requests":0,"hit_rate":0,` +
 		`"cached_token_ratio":0,"evictions":0,"blocks_referenced":0,"repeated_blocks":0,"block_size":0,` +
 		`"input_tokens":0,"cached_tokens":0,"overflow_blocks":0,"skipped_lines":0,` +
+		`"repeat_requests_uncertain":0,"forgotten_block_ids":0,` +
 		`"workers":[{"index":0,"requests":0,"request_share":0,"peak_occupancy_blocks":0,"evictions":0,"overflow_blocks":0}]}`
 	if string(b) != want {
 		t.Fatalf("JSON\n got %s\nwant %s", b, want)

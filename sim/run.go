@@ -1,33 +1,43 @@
 package sim
 
-import (
-	"fmt"
-	"io"
-)
-
-// worker is one simulated worker.
+// worker is one simulated worker as the router sees it.
 type worker struct {
 	cache    *cache
-	running  int // requests in flight
+	running  int // requests in flight (queued or running)
 	requests int // requests routed here so far
+	// queued is the prompt blocks of requests routed here and not yet
+	// admitted (timed mode): the router counts them as this worker's load,
+	// as Dynamo's router counts the blocks of every request it has routed.
+	queued int
+	// ahead is the blocks a decode stretch holds for steps that have not
+	// started yet (timed mode), which the router must not see.
+	ahead int
 }
 
-// flight is a running request.
+// load is the worker's active blocks as the router counts them (Dynamo's
+// decode_blocks): blocks held by running requests plus those of requests
+// waiting for admission.
+func (w *worker) load() int { return w.cache.active() + w.queued - w.ahead }
+
+// flight is a running request of the cache-only simulation.
 type flight struct {
 	endMS   float64
 	seq     int64
 	worker  int32
-	scratch int32
+	scratch int32 // scratch blocks granted
+	keep    int32 // of them, blocks full at completion, kept cached
 	pins    []int32
 }
 
-// simulation is the state of one Run.
-type simulation struct {
+// cacheSim is one policy's cache-only simulation: requests take the
+// service time of Config.PrefillMSPerToken and DecodeMSPerToken, whatever
+// else their worker is doing.
+type cacheSim struct {
 	cfg     Config
-	timed   bool
+	mode    loadMode
 	router  *router
+	hist    *history // the pass's history, for kv-aware-approx only
 	workers []worker
-	hist    *history // full-block ids of earlier requests (see history)
 
 	flights []flight
 	freeF   []int32
@@ -38,145 +48,59 @@ type simulation struct {
 	res Result
 }
 
-// Run simulates one policy (cfg.Policy) over the requests of src.
-func Run(src Source, cfg Config) (Result, error) {
-	return run(src, cfg, 0)
-}
-
-// RunAll runs each policy over a fresh source from open (closing it after
-// if it is an io.Closer) and returns one Result per policy, in order.
-// policies may contain "all"; nil or empty means all.
-func RunAll(open func() (Source, error), cfg Config, policies []string) ([]Result, error) {
-	if len(policies) == 0 {
-		policies = []string{AllPolicies}
-	}
-	names, err := ResolvePolicies(policies)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Result, 0, len(names))
-	offset := 0
-	for _, name := range names {
-		src, err := open()
-		if err != nil {
-			return out, err
-		}
-		c := cfg
-		c.Policy = name
-		r, err := run(src, c, offset)
-		if cl, ok := src.(io.Closer); ok {
-			if cerr := cl.Close(); err == nil && cerr != nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			return out, fmt.Errorf("policy %s: %w", name, err)
-		}
-		offset += r.Requests
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-func run(src Source, cfg Config, progressOffset int) (Result, error) {
-	cfg, timed, err := cfg.settle(src)
-	if err != nil {
-		return Result{}, err
-	}
-	kind, err := policyKindOf(cfg.Policy)
-	if err != nil {
-		return Result{}, err
-	}
-	words := 0
-	if kind == polKVAwareApprox {
-		words = (cfg.Workers + 7) / 8
-	}
-	s := &simulation{
+func newCacheSim(cfg Config, kind policyKind, mode loadMode) *cacheSim {
+	s := &cacheSim{
 		cfg:     cfg,
-		timed:   timed,
+		mode:    mode,
 		router:  newRouter(kind, cfg),
 		workers: make([]worker, cfg.Workers),
-		hist:    newHistory(cfg.SeenBlocks, words),
 	}
 	for i := range s.workers {
 		s.workers[i].cache = newCache(cfg.CapacityBlocks)
 	}
-	defer s.hist.release()
 	s.res.Name = cfg.Policy
 	s.res.BlockSize = cfg.BlockSize
-
-	var req Request
-	for {
-		ok, err := src.Next(&req)
-		if err != nil {
-			return Result{}, err
-		}
-		if !ok {
-			break
-		}
-		if err := s.step(&req); err != nil {
-			return Result{}, err
-		}
-		if cfg.Progress != nil && s.res.Requests%progressEvery == 0 {
-			cfg.Progress(progressOffset + s.res.Requests)
-		}
-	}
-	for len(s.heap) > 0 {
-		s.complete(s.heap.pop(s.flights))
-	}
-	if cfg.Progress != nil {
-		cfg.Progress(progressOffset + s.res.Requests)
-	}
-	if sk, ok := src.(Skipper); ok {
-		s.res.SkippedLines = sk.Skipped()
-	}
-	return s.result(), nil
+	return s
 }
 
-func (s *simulation) step(req *Request) error {
+func (s *cacheSim) routerOf() *router { return s.router }
+
+// kvTokens is the tokens of KV a request holds when it completes: its
+// prompt and every output token but the last, which is sampled and never
+// fed back (vLLM's num_computed_tokens at the end is input + output − 1).
+func kvTokens(in, out int) int {
+	if out > 0 {
+		return in + out - 1
+	}
+	return in
+}
+
+func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	bs := s.cfg.BlockSize
-	if req.InputTokens < 0 || req.OutputTokens < 0 {
-		return fmt.Errorf("request %d: negative token count (input %d, output %d)", s.res.Requests+1, req.InputTokens, req.OutputTokens)
-	}
-	if len(req.Blocks) != req.InputTokens/bs {
-		return fmt.Errorf("request %d: %d full block ids for %d input tokens at %d tokens a block, want %d",
-			s.res.Requests+1, len(req.Blocks), req.InputTokens, bs, req.InputTokens/bs)
-	}
 
 	// Issue: wait for a free slot (concurrency) or for the arrival time.
-	if s.timed {
-		t := max(req.ArrivalMS, s.nowMS)
-		for len(s.heap) > 0 && s.flights[s.heap[0]].endMS <= t {
-			s.complete(s.heap.pop(s.flights))
-		}
-		s.nowMS = t
-	} else {
+	if s.mode == loadClosed {
 		for len(s.heap) >= s.cfg.Concurrency {
 			f := s.heap.pop(s.flights)
 			s.nowMS = max(s.nowMS, s.flights[f].endMS)
 			s.complete(f)
 		}
-	}
-
-	// Which leading blocks were seen before: ids are chained, so the seen
-	// blocks form a prefix (see history). kv-aware-approx finds it together
-	// with every worker's overlap.
-	ids := req.Blocks
-	s.hist.begin(len(ids))
-	var seenRun int
-	if s.hist.words > 0 {
-		seenRun = s.hist.overlaps(ids, s.router.ov)
 	} else {
-		seenRun = s.hist.observe(ids)
+		t := max(q.arrivalMS, s.nowMS)
+		for len(s.heap) > 0 && s.flights[s.heap[0]].endMS <= t {
+			s.complete(s.heap.pop(s.flights))
+		}
+		s.nowMS = t
 	}
 
-	reqBlocks := (req.InputTokens + bs - 1) / bs
-	w := s.router.choose(req, reqBlocks, s.workers)
-	if s.hist.words > 0 {
-		s.hist.recordSent(ids, seenRun, s.router.ov[w], w)
+	reqBlocks := (q.in + bs - 1) / bs
+	w := s.router.choose(ids, reqBlocks, s.workers)
+	if s.router.kind == polKVAwareApprox {
+		s.hist.recordSent(ids, q.seen, s.router.ov[w], w)
 	}
 
-	extra := (req.InputTokens+req.OutputTokens+bs-1)/bs - len(ids)
+	kv := kvTokens(q.in, q.out)
+	extra := (kv+bs-1)/bs - len(ids)
 	fi := s.newFlight()
 	f := &s.flights[fi]
 	wk := &s.workers[w]
@@ -188,27 +112,35 @@ func (s *simulation) step(req *Request) error {
 	f.pins = pins
 	f.worker = int32(w)
 	f.scratch = int32(granted)
+	f.keep = int32(min(kv/bs-len(ids), granted))
 	f.seq = s.seq
 	s.seq++
-	f.endMS = s.nowMS + s.cfg.PrefillMSPerToken*float64(req.InputTokens-cachedTokens) + s.cfg.DecodeMSPerToken*float64(req.OutputTokens)
+	f.endMS = s.nowMS + s.cfg.PrefillMSPerToken*float64(q.in-cachedTokens) + s.cfg.DecodeMSPerToken*float64(q.out)
 	s.heap.push(fi, s.flights)
 
-	r := &s.res
-	r.Requests++
-	r.InputTokens += int64(req.InputTokens)
-	r.CachedTokens += int64(cachedTokens)
-	r.BlocksReferenced += int64(len(ids))
-	r.RepeatedBlocks += int64(seenRun)
-	if seenRun > 0 {
-		r.RepeatRequests++
-		if 2*overlap >= seenRun {
-			r.HitRequests++
-		}
-	}
+	s.res.count(q, overlap, bs)
 	return nil
 }
 
-func (s *simulation) newFlight() int32 {
+// count adds one routed request to the cache figures.
+func (r *Result) count(q *prepared, overlap, bs int) {
+	r.Requests++
+	r.InputTokens += int64(q.in)
+	r.CachedTokens += int64(overlap * bs)
+	r.BlocksReferenced += int64(q.n)
+	r.RepeatedBlocks += int64(q.seen)
+	if q.repeat {
+		r.RepeatRequests++
+		// The seen run is at least 1 (the first block) and at least the
+		// overlap (a cached block was seen); both only matter when the
+		// history has forgotten.
+		if 2*overlap >= max(q.seen, 1) {
+			r.HitRequests++
+		}
+	}
+}
+
+func (s *cacheSim) newFlight() int32 {
 	if n := len(s.freeF); n > 0 {
 		fi := s.freeF[n-1]
 		s.freeF = s.freeF[:n-1]
@@ -218,24 +150,33 @@ func (s *simulation) newFlight() int32 {
 	return int32(len(s.flights) - 1)
 }
 
-func (s *simulation) complete(fi int32) {
+func (s *cacheSim) complete(fi int32) {
 	f := &s.flights[fi]
 	wk := &s.workers[f.worker]
-	wk.cache.release(f.pins, int(f.scratch))
+	wk.cache.release(f.pins, int(f.scratch), int(f.keep))
 	wk.running--
 	s.freeF = append(s.freeF, fi)
 }
 
-func (s *simulation) result() Result {
+func (s *cacheSim) result() (Result, error) {
+	for len(s.heap) > 0 {
+		s.complete(s.heap.pop(s.flights))
+	}
 	r := s.res
+	r.finish(s.workers)
+	return r, nil
+}
+
+// finish fills the ratios and the per-worker cache figures.
+func (r *Result) finish(ws []worker) {
 	if r.InputTokens > 0 {
 		r.CachedTokenRatio = float64(r.CachedTokens) / float64(r.InputTokens)
 	}
 	if r.RepeatRequests > 0 {
 		r.HitRate = float64(r.HitRequests) / float64(r.RepeatRequests)
 	}
-	r.Workers = make([]WorkerResult, len(s.workers))
-	for i, wk := range s.workers {
+	r.Workers = make([]WorkerResult, len(ws))
+	for i, wk := range ws {
 		c := wk.cache
 		wr := WorkerResult{
 			Index:               i,
@@ -251,7 +192,6 @@ func (s *simulation) result() Result {
 		r.OverflowBlocks += c.overflow
 		r.Workers[i] = wr
 	}
-	return r
 }
 
 // flightHeap is a binary min-heap of flight indices ordered by completion

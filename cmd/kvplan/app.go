@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -38,6 +39,11 @@ func (e internalError) Error() string { return "internal error: " + e.err.Error(
 // run is kvplan's whole life: parse args, act, write to stdout and stderr,
 // and return the exit code. Tests call it with buffers.
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	return runIn(args, os.Stdin, stdout, stderr)
+}
+
+// runIn is run with stdin given (for `kvplan check -`).
+func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "kvplan: internal error: %v (this is a bug in kvplan; please report it with the command you ran)\n", r)
@@ -45,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	app := newApp(stdout, stderr)
+	app.Reader = stdin
 	args, err := numberFlags(app, flagsFirst(app, args))
 	if err == nil {
 		err = app.Run(args)
@@ -104,6 +111,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
    whether the prefix working set fits, per policy   kvplan route --workers 2 --kv-slots 14816 --prefixes 12
    hit rates of each router on a real trace          kvplan simulate --trace trace.jsonl --workers 8 --kv-slots 200000
    whether a deployment plan will work (CI)          kvplan check plan.toml -o github
+   whether a Kubernetes manifest will work (CI)      kvplan check deploy.yaml --gpu h100-sxm -o github
    what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list
 
    Every command takes -o table|json|markdown, --catalog DIR and --explain.
@@ -116,6 +124,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			disaggCommand(),
 			memoryCommand(),
 			checkCommand(),
+			manifestCommand(),
 			rulesCommand(),
 			routeCommand(),
 			simulateCommand(),
@@ -146,6 +155,17 @@ func setUsageErrors(c *cli.Command) {
 	}
 	if c.CustomHelpTemplate == "" {
 		c.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelp + "\n"
+	}
+	if action := c.Action; action != nil && c.ArgsUsage == "" && len(c.Subcommands) == 0 {
+		// A command that takes no arguments refuses them: `kvplan kv --model m 8000`
+		// must not silently ignore the 8000.
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.NArg() > 0 {
+				full := strings.TrimPrefix(ctx.Command.HelpName, ctx.App.Name+" ")
+				return fmt.Errorf("%s: unexpected argument %q: this command takes flags only, each written --name value (see kvplan %s --help)", full, ctx.Args().First(), full)
+			}
+			return action(ctx)
+		}
 	}
 	for _, s := range c.Subcommands {
 		setUsageErrors(s)

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/internal/safefile"
-	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/models/hfimport"
 )
 
 func importCommand() *cli.Command {
@@ -43,11 +43,11 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("models import: %w", err)
 	}
-	m, notes, err := models.ImportConfig(data, path, c.String("name"))
+	m, notes, err := hfimport.ImportConfig(data, path, c.String("name"))
 	if err != nil {
 		return err
 	}
-	out, err := models.EncodeTOML(m)
+	out, err := hfimport.EncodeTOML(m)
 	if err != nil {
 		return internalError{err}
 	}

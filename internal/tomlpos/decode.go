@@ -10,10 +10,13 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Error is a problem at a place in a TOML file: "file:line: field: message".
+// Error is a problem at a place in a file: "file:line[:col]: field: message".
+// Plan files and catalogs are TOML and give lines only; a plan read from a
+// Kubernetes manifest also knows the column.
 type Error struct {
 	File  string
 	Line  int
+	Col   int    // 1-based column; 0 = unknown
 	Field string // dotted key path, or "" when the problem is not one field's
 	Msg   string
 }
@@ -23,6 +26,9 @@ func (e *Error) Error() string {
 	b.WriteString(e.File)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
 	}
 	b.WriteString(": ")
 	if e.Field != "" {

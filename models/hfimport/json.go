@@ -1,4 +1,4 @@
-package models
+package hfimport
 
 import (
 	"bytes"
@@ -59,17 +59,23 @@ type hfConfig struct {
 	offs   map[string]int64 // "key" and "text_config.key" → offset of the key in data
 }
 
-// parseConfig reads config.json bytes. A syntax error names file:line:col.
+// parseConfig reads config.json bytes. A syntax error names file:line:col;
+// so do invalid UTF-8 and a key given twice in one object. Python's
+// Infinity, -Infinity and NaN literals are accepted (see jsontext.go).
 func parseConfig(data []byte, file string) (*hfConfig, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
+	if err := checkUTF8(data, file); err != nil {
+		return nil, err
+	}
+	t := sanitize(data)
+	at := func(off int64) (int, int) { return lineCol(data, t.origOffset(off)) }
+	d := json.NewDecoder(bytes.NewReader(t.san))
 	d.UseNumber()
 	var v any
 	err := d.Decode(&v)
 	if err == nil {
 		// Anything but white space after the object is a syntax error too.
 		if _, err2 := d.Token(); err2 != io.EOF {
-			off := d.InputOffset()
-			line, col := lineCol(data, off)
+			line, col := at(d.InputOffset())
 			return nil, &ImportError{File: file, Line: line, Col: col, Msg: "JSON syntax: data after the top-level object"}
 		}
 	}
@@ -78,7 +84,7 @@ func parseConfig(data []byte, file string) (*hfConfig, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			line, col := lineCol(data, se.Offset)
+			line, col := at(se.Offset)
 			return nil, &ImportError{File: file, Line: line, Col: col, Msg: "JSON syntax: " + se.Error()}
 		case errors.Is(err, io.EOF):
 			return nil, &ImportError{File: file, Msg: "JSON syntax: the file is empty; expected a config.json object"}
@@ -86,7 +92,7 @@ func parseConfig(data []byte, file string) (*hfConfig, error) {
 			line, col := lineCol(data, int64(len(data))+1) // just past the last byte
 			return nil, &ImportError{File: file, Line: line, Col: col, Msg: "JSON syntax: unexpected end of file"}
 		case errors.As(err, &te):
-			line, col := lineCol(data, te.Offset)
+			line, col := at(te.Offset)
 			return nil, &ImportError{File: file, Line: line, Col: col, Msg: "JSON: " + te.Error()}
 		}
 		return nil, &ImportError{File: file, Msg: "JSON: " + err.Error()}
@@ -95,7 +101,11 @@ func parseConfig(data []byte, file string) (*hfConfig, error) {
 	if !ok {
 		return nil, &ImportError{File: file, Line: 1, Col: 1, Msg: fmt.Sprintf("expected a JSON object (a Hugging Face config.json), got %s", jsonType(v))}
 	}
-	c := &hfConfig{file: file, data: data, top: top, dec: top, offs: keyOffsets(data)}
+	offs, err := t.keyOffsets(file)
+	if err != nil {
+		return nil, err
+	}
+	c := &hfConfig{file: file, data: data, top: top, dec: top, offs: offs}
 	for _, k := range decoderKeys {
 		switch tc := top[k].(type) {
 		case nil:
@@ -122,60 +132,6 @@ func lineCol(data []byte, off int64) (int, int) {
 	return line, int(off) - start + 1
 }
 
-// keyOffsets records where each key of the top-level object, and of each
-// object directly under it, starts: "key" and "parent.key".
-func keyOffsets(data []byte) map[string]int64 {
-	offs := map[string]int64{}
-	d := json.NewDecoder(bytes.NewReader(data))
-	type frame struct {
-		obj    bool
-		expect bool   // next token of an object is a key
-		key    string // last key read in this object
-	}
-	var stack []frame
-	for {
-		before := d.InputOffset()
-		tok, err := d.Token()
-		if err != nil {
-			return offs
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = &stack[len(stack)-1]
-		}
-		if top != nil && top.obj && top.expect {
-			if s, ok := tok.(string); ok {
-				top.key, top.expect = s, false
-				if len(stack) <= 2 {
-					path := s
-					if len(stack) == 2 {
-						path = stack[0].key + "." + s
-					}
-					// before is the end of the previous token; skip to the quote.
-					at := before + int64(bytes.IndexByte(data[before:], '"'))
-					if _, dup := offs[path]; !dup {
-						offs[path] = at
-					}
-				}
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, frame{obj: true, expect: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-		}
-		if len(stack) > 0 && stack[len(stack)-1].obj {
-			stack[len(stack)-1].expect = true
-		}
-	}
-}
-
 func jsonType(v any) string {
 	switch v.(type) {
 	case nil:
@@ -185,6 +141,9 @@ func jsonType(v any) string {
 	case json.Number:
 		return "a number"
 	case string:
+		if lit, ok := nonFinite(v); ok {
+			return "the non-finite number " + lit
+		}
 		return "a string"
 	case []any:
 		return "a list"
@@ -347,7 +306,7 @@ func (c *hfConfig) str(key string) (string, error) {
 		return "", nil
 	}
 	s, ok := v.(string)
-	if !ok {
+	if _, nf := nonFinite(v); !ok || nf {
 		return "", c.errAt(field, "is %s; expected a string", jsonType(v))
 	}
 	return s, nil
@@ -375,7 +334,7 @@ func (c *hfConfig) strList(key string) ([]string, bool, error) {
 	out := make([]string, len(l))
 	for i, x := range l {
 		s, isStr := x.(string)
-		if !isStr {
+		if _, nf := nonFinite(x); !isStr || nf {
 			return nil, false, c.errf(key, "entry %d is %s; expected a string", i, jsonType(x))
 		}
 		out[i] = s
