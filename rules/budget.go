@@ -425,26 +425,16 @@ func sizeOf(v any, room int64) int64 {
 // withDefaults fills the zero fields of b from DefaultBudget.
 func (b Budget) withDefaults() Budget {
 	d := DefaultBudget
-	if b.Steps > 0 {
-		d.Steps = b.Steps
+	return Budget{
+		Steps: positiveOr(b.Steps, d.Steps), Bytes: positiveOr(b.Bytes, d.Bytes), Elements: positiveOr(b.Elements, d.Elements),
+		Time: positiveOr(b.Time, d.Time), Total: positiveOr(b.Total, d.Total),
+		Rules: positiveOr(b.Rules, d.Rules), CompileTime: positiveOr(b.CompileTime, d.CompileTime),
 	}
-	if b.Bytes > 0 {
-		d.Bytes = b.Bytes
+}
+
+func positiveOr[T int | int64 | uint | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
 	}
-	if b.Elements > 0 {
-		d.Elements = b.Elements
-	}
-	if b.Time > 0 {
-		d.Time = b.Time
-	}
-	if b.Total > 0 {
-		d.Total = b.Total
-	}
-	if b.Rules > 0 {
-		d.Rules = b.Rules
-	}
-	if b.CompileTime > 0 {
-		d.CompileTime = b.CompileTime
-	}
-	return d
+	return def
 }
