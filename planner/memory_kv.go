@@ -114,7 +114,7 @@ func (p *MemoryPlan) engineTokens(kvBytes int64, bpt float64, layers int) int64 
 func (p *MemoryPlan) hybridGroups() (gs, ng int, perLayer int64, ok bool) {
 	counts := map[string]int{}
 	for _, g := range p.kv.Groups {
-		if g.Kind == catalog.LayerLinear {
+		if g.Kind == catalog.LayerLinear || g.Kind == catalog.LayerMamba || g.Ratio > 1 { // states, compressed entries, indexer keys
 			return 0, 0, 0, false
 		}
 		kind := "full"

@@ -80,7 +80,7 @@ func describeModel(m *catalog.Model) modelJSON {
 }
 
 func layoutString(m *catalog.Model) string {
-	if m.MLA != nil {
+	if m.MLA != nil && len(m.Layout) == 0 {
 		return fmt.Sprintf("%d MLA (latent %d + rope %d)", m.Layers, m.MLA.KVLoraRank, m.MLA.QKRopeHeadDim)
 	}
 	if len(m.Layout) == 0 {
@@ -89,12 +89,22 @@ func layoutString(m *catalog.Model) string {
 	var parts []string
 	for _, g := range m.Layout {
 		s := fmt.Sprintf("%d %s", g.Count, g.Kind)
-		if g.Window > 0 {
+		switch {
+		case g.Ratio > 0:
+			s += fmt.Sprintf(" (1 per %d, window %d)", g.Ratio, g.Window)
+		case g.Window > 0:
 			s += fmt.Sprintf(" (window %d)", g.Window)
+		}
+		if g.IndexBytes > 0 {
+			s += " + indexer"
 		}
 		parts = append(parts, s)
 	}
-	return strings.Join(parts, " + ")
+	s := strings.Join(parts, " + ")
+	if m.MLA != nil {
+		s += fmt.Sprintf(", MLA latent %d + rope %d", m.MLA.KVLoraRank, m.MLA.QKRopeHeadDim)
+	}
+	return s
 }
 
 func params(m *catalog.Model) string {

@@ -24,11 +24,12 @@ var (
 	RulePack    = Kind{Name: "rule pack", MaxBytes: 4 << 20}
 	RuleTest    = Kind{Name: "rule test file", MaxBytes: 4 << 20}
 	ModelConfig = Kind{Name: "config.json", MaxBytes: 4 << 20}
+	QuantConfig = Kind{Name: "quantization config", MaxBytes: 4 << 20} // hf_quant_config.json
 	Manifest    = Kind{Name: "manifest", MaxBytes: 4 << 20}
 )
 
 // Kinds lists the kinds above, for documentation and tests.
-func Kinds() []Kind { return []Kind{Plan, Catalog, RulePack, RuleTest, ModelConfig, Manifest} }
+func Kinds() []Kind { return []Kind{Plan, Catalog, RulePack, RuleTest, ModelConfig, QuantConfig, Manifest} }
 
 // Stdin is what "-" reads; tests may replace it.
 var Stdin io.Reader = os.Stdin
