@@ -29,7 +29,9 @@ var (
 )
 
 // Kinds lists the kinds above, for documentation and tests.
-func Kinds() []Kind { return []Kind{Plan, Catalog, RulePack, RuleTest, ModelConfig, QuantConfig, Manifest} }
+func Kinds() []Kind {
+	return []Kind{Plan, Catalog, RulePack, RuleTest, ModelConfig, QuantConfig, Manifest}
+}
 
 // Stdin is what "-" reads; tests may replace it.
 var Stdin io.Reader = os.Stdin
