@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -99,7 +98,7 @@ type packDoc struct {
 	Rule []*Rule `toml:"rule"`
 }
 
-var idRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*$`)
+var idRe = lazyRegexp(`^[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*$`)
 
 // ParsePack decodes one rule file (strictly: unknown keys are errors with
 // file:line) and checks each rule's id and severity. It does not compile.
@@ -124,7 +123,7 @@ func ParsePack(file string, data []byte) (*Pack, error) {
 			bad("id", "missing: give the rule an id such as \"my-team/host-limit\"")
 		case strings.HasPrefix(r.ID, RuntimeErrorPrefix):
 			bad("id", "%q is reserved: ids starting with %q name rules that failed", r.ID, RuntimeErrorPrefix)
-		case !idRe.MatchString(r.ID):
+		case !idRe().MatchString(r.ID):
 			bad("id", "%q is not accepted: want lower-case letters, digits, '-', '_', '.', '/'", r.ID)
 		case seen[r.ID] > 0:
 			bad("id", "duplicate id %q: also at line %d", r.ID, seen[r.ID])
