@@ -182,8 +182,29 @@ func (e *engineArgs) parse(w *worker, words []word) {
 		}
 		if err != nil {
 			w.badValue(name, v.at, fmt.Sprintf("%s %s: %v", name, quoteIfNeeded(v.text), err), "")
+			continue
 		}
+		w.args = append(w.args, understood(spec, subKey, v))
 	}
+}
+
+// understood is an argument as Manifest.Args lists it.
+func understood(spec *flagSpec, subKey string, v value) Arg {
+	a := Arg{Flag: spec.names[0], Value: v.text, At: v.at}
+	if subKey != "" {
+		a.Flag += "." + subKey
+	}
+	switch spec.kind {
+	case isBool:
+		a.Value = fmt.Sprint(v.on)
+	case takesList:
+		texts := make([]string, len(v.list))
+		for i, wd := range v.list {
+			texts[i] = wd.text
+		}
+		a.Value = strings.Join(texts, " ")
+	}
+	return a
 }
 
 // isNumber reports whether a word that starts with "-" is a negative number

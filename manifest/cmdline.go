@@ -54,7 +54,7 @@ func ReadCommandString(name, line string) (*Manifest, error) {
 }
 
 func newCommandReader(name, line string) *reader {
-	return &reader{src: &source{file: name, lines: []string{line}},
+	return &reader{src: &source{file: name, lines: []string{line}}, fromCommandLine: true,
 		m: &Manifest{Path: name, Plan: &planfile.Plan{Path: name, Pools: map[string]*planfile.Pool{}}, Kinds: []string{"command line"}}}
 }
 

@@ -69,3 +69,22 @@ func TestReadCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// TestCommandLineArgs checks the understood arguments under their
+// canonical names, as written on the line.
+func TestCommandLineArgs(t *testing.T) {
+	m, err := ReadCommandLine("cmdline", strings.Fields("vllm serve m -tp 2 --pipeline_parallel_size 2 --quantization awq --no-enforce-eager --host 0.0.0.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, a := range m.Args["worker"] {
+		got[a.Flag] = a.Value
+	}
+	want := map[string]string{"--tensor-parallel-size": "2", "--pipeline-parallel-size": "2", "--quantization": "awq", "--enforce-eager": "false", "--host": "0.0.0.0"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}

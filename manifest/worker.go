@@ -113,6 +113,7 @@ type worker struct {
 
 	notes    []Note
 	findings []Finding
+	args     []Arg // the arguments understood, canonical names (Manifest.Args)
 }
 
 func newWorker(src *source, name, what string, at planfile.Pos) *worker {

@@ -35,7 +35,7 @@ func checkCommand() *cli.Command {
    kvplan check plan.toml -o github            # GitHub Actions annotations
    kvplan check plan.toml -o sarif > kvplan.sarif
    kvplan check plan.toml --rules team-rules/ --disable kv-routing-pays-off --fail-on warn
-   kvplan check deploy/disagg.yaml --gpu h100-sxm --link ib-ndr --isl 3000 --concurrency 16
+   kvplan check deploy/disagg.yaml --gpu h100-sxm --link ib-ndr --input-tokens 3000 --concurrency 16
    helm template my-release vllm/vllm-stack -f values.yaml | kvplan check - --gpu l40s`,
 		Description: `Reads the plan (see examples/ and the README), or a manifest (.yaml, .yml,
 .json or - for stdin: DynamoGraphDeployment, llm-d, KServe LLMInferenceService,
@@ -43,8 +43,9 @@ production-stack values, a Deployment running vllm serve), computes every
 figure (KV sizes, transfers, memory per pool, routing capacity, TTFT, cost) and
 evaluates the default rule pack plus --rules packs. Each finding says why,
 with the figures, and what to change, at the plan file's line or the
-manifest's line:col. What a manifest lacks comes from --gpu, --link, --isl,
---osl, --rate, --concurrency, --ttft-p95 and --itl-p95 (they win), or from a
+manifest's line:col. What a manifest lacks comes from --gpu, --link,
+--input-tokens, --output-tokens, --rate, --concurrency, --ttft-p95 and
+--itl-p95 (they win), or from a
 plan file with [deployment] manifest = "..."; what is still missing is
 assumed and listed.`,
 		Flags: append(append(ruleFlags(), supplementFlags()...),

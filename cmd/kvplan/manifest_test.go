@@ -217,7 +217,7 @@ func TestManifestBadInput(t *testing.T) {
 		{"unknown GPU", []string{"check", manifests + "dynamo/vllm_agg_router.yaml", "--gpu", "h100-sx"}, "did you mean h100-sxm"},
 		{"unknown model at its line", []string{"check", manifests + "kserve/llmisvc_pd_qwen2-7b-gpu.yaml", "--gpu", "h100-sxm"}, "llmisvc_pd_qwen2-7b-gpu.yaml:12:10: model.name: unknown model"},
 		{"gpu flag on a plan file", []string{"check", "../../examples/clean.toml", "--gpu", "h100-sxm"}, "--gpu applies to a manifest"},
-		{"bad isl", []string{"check", manifests + "dynamo/vllm_agg_router.yaml", "--gpu", "h100-sxm", "--isl", "-3"}, "--isl -3"},
+		{"bad isl", []string{"check", manifests + "dynamo/vllm_agg_router.yaml", "--gpu", "h100-sxm", "--isl", "-3"}, "--input-tokens -3"},
 		{"bad slo", []string{"check", manifests + "dynamo/vllm_agg_router.yaml", "--gpu", "h100-sxm", "--ttft-p95", "fast"}, `--ttft-p95 "fast"`},
 		{"show a plan file", []string{"manifest", "show", "../../examples/clean.toml"}, "plan file without [deployment] manifest"},
 		{"show missing", []string{"manifest", "show", manifests + "nope.yaml"}, "nope.yaml"},
