@@ -108,7 +108,7 @@ func listEngines(cat *catalog.Catalog) *report.Doc {
 		js = append(js, describeEngine(e, false))
 	}
 	return &report.Doc{
-		Title: fmt.Sprintf("%d engine profiles", len(rows)),
+		Title:    fmt.Sprintf("%d engine profiles", len(rows)),
 		Sections: []report.Section{{Header: []string{"name", "versions", "releases checked", "memory fraction", "description"}, Rows: rows}},
 		Notes: []string{"kvplan memory --engine NAME --engine-version V picks the profile whose range holds V; without a version, the newest release listed.",
 			"kvplan engines show NAME lists every constant with its source."},

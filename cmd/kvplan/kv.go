@@ -12,8 +12,8 @@ import (
 
 func kvCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "kv",
-		Usage:     "KV cache bytes of one token and of one request",
+		Name:  "kv",
+		Usage: "KV cache bytes of one token and of one request",
 		UsageText: `kvplan kv --model qwen3-8b --input-tokens 8000
    kvplan kv --model qwen3-8b --input-tokens 32k --kv-cache-dtype fp8 --tensor-parallel-size 2 -o json
    kvplan kv --model qwen3.5-27b --input-tokens 100k --engine sglang --explain`,
