@@ -52,7 +52,7 @@ assumed and listed.`,
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json, markdown, junit, sarif or github"},
 			&cli.StringFlag{Name: "fail-on", Value: "deny", Usage: "lowest severity that fails the check: deny, warn or info"},
 			&cli.BoolFlag{Name: "explain", Usage: "also show how each figure was derived (table and markdown)"},
-			&cli.BoolFlag{Name: "allow-outside-paths", Usage: "let the plan's model.config name a file outside the plan file's directory (off: a plan from a pull request must not read ../../etc/passwd)"},
+			pathsRootFlag(), allowOutsideFlag(),
 		),
 		Action: runCheck,
 	}

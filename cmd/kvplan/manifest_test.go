@@ -105,7 +105,7 @@ func TestManifestFindingsLocated(t *testing.T) {
 // TestManifestWithPlanFile: a plan file that points at a manifest adds the
 // field study's GPU, limits and workload; findings land in both files.
 func TestManifestWithPlanFile(t *testing.T) {
-	out, errOut, code := kvplan(t, "check", manifests+"plans/review.toml", "-o", "github")
+	out, errOut, code := kvplan(t, "check", manifests+"plans/review.toml", "-o", "github", "--paths-root", manifests)
 	if code != ExitFindings {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

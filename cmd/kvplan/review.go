@@ -123,7 +123,11 @@ func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Pla
 	var file *planfile.Plan
 	path := arg
 	if !isManifest(arg) {
-		p, err := planfile.LoadWith(arg, planfile.Options{AllowOutsidePaths: c.Bool("allow-outside-paths")})
+		root, err := pathsRoot(c, arg)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := planfile.LoadWith(arg, planfile.Options{AllowOutsidePaths: c.Bool("allow-outside-paths"), PathsRoot: root})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -260,6 +264,7 @@ Arguments kvplan does not know, and what it assumed, are listed.`,
 			Flags: append(supplementFlags(),
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "toml", Usage: "toml or json"},
 				&cli.StringSliceFlag{Name: "catalog", EnvVars: []string{catalog.EnvVar}, Usage: "directory (or file) of *.toml catalog entries merged over the embedded catalog; repeatable"},
+				pathsRootFlag(), allowOutsideFlag(),
 			),
 			Action: runManifestShow,
 		}},
