@@ -103,6 +103,9 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := dep.Derivation.Check(); err != nil {
+		return err // a NaN or infinite figure: exit 2, never in a report
+	}
 	findings := mergeFindings(set.Evaluate(rules.FromDeployment(dep)), rv.findings, manifestOff)
 	rules.LocateWritten(findings, plan.Has, plan.Pos)
 	res := report.NewCheckResult(rv.file, set, findings, keyFigures(dep), failOn)

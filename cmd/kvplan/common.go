@@ -47,8 +47,20 @@ func outputFormat(c *cli.Context, extra ...string) (string, error) {
 	return f, nil
 }
 
+// figureFailure is the JSON of a doc whose figures failed their check
+// (jsonWithExplain): emit returns err instead of rendering.
+type figureFailure struct{ err error }
+
 // emit renders doc to stdout, adding the derivation when --explain is set.
+// A figure that is NaN or infinite is an error (exit 2) naming the figure
+// and its formula, never "NaN ms" in a table or a JSON encoding failure.
 func emit(c *cli.Context, doc *report.Doc, d planner.Derivation) error {
+	if ff, ok := doc.JSON.(figureFailure); ok {
+		return ff.err
+	}
+	if err := d.Check(); err != nil {
+		return err
+	}
 	f, err := outputFormat(c)
 	if err != nil {
 		return err

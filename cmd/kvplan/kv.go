@@ -110,7 +110,13 @@ func bytesWithExact(b int64) string {
 }
 
 // jsonWithExplain drops the derivation from JSON unless --explain is set.
+// It checks the figures first (planner.Derivation.Check): a NaN or
+// infinite figure must stop the output (exit 2), with or without
+// --explain, and emit returns that error.
 func jsonWithExplain(c *cli.Context, v any, d *planner.Derivation) any {
+	if err := d.Check(); err != nil {
+		return figureFailure{err}
+	}
 	if !c.Bool("explain") {
 		*d = nil
 	}
