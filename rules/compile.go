@@ -246,10 +246,9 @@ func (r *Rule) compile() error {
 			errs = append(errs, err)
 		}
 	}
-	if r.message, err = r.compileTemplate("message", r.Message, r.messagePos); err != nil {
-		errs = append(errs, err)
-	}
-	if r.fix, err = r.compileTemplate("fix", r.Fix, r.fixPos); err != nil {
+	if r.embedded {
+		r.deferred = &deferredTemplates{}
+	} else if err := r.compileTemplates(); err != nil {
 		errs = append(errs, err)
 	}
 	for _, f := range r.Fields {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr/vm"
 	"github.com/kvplan/kvplan/internal/safefile"
@@ -80,6 +81,21 @@ type Rule struct {
 	whenPos, denyWhenPos, messagePos, fixPos exprPos
 	when, denyWhen                           *vm.Program
 	message, fix                             template
+
+	// embedded marks a rule of the default pack, whose message and fix are
+	// compiled the first time it fires (deferred), not at every load: most
+	// rules fire on no plan, and their templates were three quarters of a
+	// load. TestDefaultPackTemplates compiles them all, so an error in one
+	// cannot wait for a plan that fires it. Rules from --rules packs are
+	// compiled whole at load, their errors reported at once.
+	embedded bool
+	deferred *deferredTemplates
+}
+
+// deferredTemplates compiles a rule's templates once, on first use.
+type deferredTemplates struct {
+	once sync.Once
+	err  error
 }
 
 // Pack is one rule file.
@@ -189,6 +205,9 @@ func DefaultPack() *Pack {
 	p, err := ParsePack(DefaultFile, defaultTOML)
 	if err != nil {
 		panic("rules: embedded default pack: " + err.Error())
+	}
+	for _, r := range p.Rules {
+		r.embedded = true
 	}
 	return p
 }
