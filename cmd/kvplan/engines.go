@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -136,75 +137,22 @@ func showEngine(e *catalog.Engine, resolved string) *report.Doc {
 }
 
 // engineConstant writes one constant of an engine profile by its TOML
-// name, as the catalog states it.
+// name, as the catalog states it: a size with its bytes ("2GiB (2 GiB)"),
+// a number, a switch. The field is found by its toml tag, so a constant
+// added to catalog.Engine shows without a change here.
 func engineConstant(e *catalog.Engine, name string) string {
-	size := func(s string, b int64) string {
-		if s == "" {
-			return "-"
-		}
-		return fmt.Sprintf("%s (%s)", s, units.Bytes(b))
-	}
-	num := func(f float64) string { return fmt.Sprintf("%g", f) }
 	switch name {
 	case "memory_fraction":
 		if e.MemoryFraction == 0 {
 			return "derived (" + e.MemoryFractionFlag + ")"
 		}
-		return num(e.MemoryFraction) + " (" + e.MemoryFractionFlag + ")"
-	case "default_block_size":
-		return fmt.Sprint(e.DefaultBlockSize)
-	case "default_max_num_batched_tokens":
-		return fmt.Sprint(e.DefaultMaxNumBatchedTokens)
-	case "default_max_num_seqs":
-		return fmt.Sprint(e.DefaultMaxNumSeqs)
-	case "host_baseline_rss":
-		return size(e.HostBaselineRSS, e.HostBaselineRSSBytes)
-	case "host_margin":
-		return size(e.HostMargin, e.HostMarginBytes)
-	case "host_retention":
-		return num(e.HostRetention)
-	case "non_torch":
-		return size(e.NonTorch, e.NonTorchBytes)
-	case "non_torch_pp":
-		return size(e.NonTorchPP, e.NonTorchPPBytes)
-	case "non_torch_eager":
-		return size(e.NonTorchEager, e.NonTorchEagerBytes)
+		return fmt.Sprintf("%g (%s)", e.MemoryFraction, e.MemoryFractionFlag)
 	case "non_torch_tp":
 		var parts []string
 		for _, x := range e.NonTorchTPBytes {
 			parts = append(parts, fmt.Sprintf("tp %d: %s", x.TP, units.Bytes(x.Bytes)))
 		}
 		return strings.Join(parts, ", ")
-	case "activation_hidden_copies":
-		return num(e.ActivationHiddenCopies)
-	case "activation_mlp_copies":
-		return num(e.ActivationMLPCopies)
-	case "activation_kept_hidden_copies":
-		return num(e.ActivationKeptHiddenCopies)
-	case "moe_workspace_copies":
-		return num(e.MoEWorkspaceCopies)
-	case "pp_buffer_hidden_copies":
-		return num(e.PPBufferHiddenCopies)
-	case "sampler_bytes_per_logit":
-		return num(e.SamplerBytesPerLogit)
-	case "cuda_graphs_charged":
-		return fmt.Sprint(e.CUDAGraphsCharged)
-	case "cuda_graph_base":
-		return size(e.CUDAGraphBase, e.CUDAGraphBaseBytes)
-	case "cuda_graph_per_layer":
-		return size(e.CUDAGraphPerLayer, e.CUDAGraphPerLayerBytes)
-	case "cuda_graph_max_tokens":
-		return fmt.Sprint(e.CUDAGraphMaxTokens)
-	case "large_gpu_memory":
-		return size(e.LargeGPUMemory, e.LargeGPUMemoryBytes)
-	case "large_gpu_max_num_batched_tokens":
-		return fmt.Sprint(e.LargeMaxNumBatchedTokens)
-	case "large_gpu_max_num_seqs":
-		return fmt.Sprint(e.LargeMaxNumSeqs)
-	case "init_overhead":
-		return size(e.InitOverhead, e.InitOverheadBytes)
-	case "init_overhead_tp":
-		return size(e.InitOverheadTP, e.InitOverheadTPBytes)
 	case "fraction_bucket":
 		var parts []string
 		for _, b := range e.FractionBuckets {
@@ -215,18 +163,31 @@ func engineConstant(e *catalog.Engine, name string) string {
 			parts = append(parts, fmt.Sprintf("%s: chunked prefill %d, graph bs %d/%d", below, b.ChunkedPrefillSize, b.CUDAGraphMaxBS, b.CUDAGraphMaxBSTP4))
 		}
 		return strings.Join(parts, "; ")
-	case "reserve_base":
-		return size(e.ReserveBase, e.ReserveBaseBytes)
-	case "reserve_per_prefill_token":
-		return size(e.ReservePerPrefillToken, e.ReservePerPrefillTokenBytes)
-	case "reserve_per_graph_batch":
-		return size(e.ReservePerGraphBatch, e.ReservePerGraphBatchBytes)
-	case "reserve_per_8_ranks":
-		return size(e.ReservePer8Ranks, e.ReservePer8RanksBytes)
-	case "reserve_floor":
-		return size(e.ReserveFloor, e.ReserveFloorBytes)
-	case "reserve_floor_above":
-		return size(e.ReserveFloorAbove, e.ReserveFloorAboveBytes)
+	}
+	v := reflect.ValueOf(e).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if strings.Split(f.Tag.Get("toml"), ",")[0] != name {
+			continue
+		}
+		fv := v.Field(i)
+		switch fv.Kind() {
+		case reflect.String:
+			if fv.String() == "" {
+				return "-"
+			}
+			if b := v.FieldByName(f.Name + "Bytes"); b.IsValid() && b.Kind() == reflect.Int64 {
+				return fmt.Sprintf("%s (%s)", fv.String(), units.Bytes(b.Int()))
+			}
+			return fv.String()
+		case reflect.Float64:
+			return fmt.Sprintf("%g", fv.Float())
+		case reflect.Int, reflect.Int64:
+			return fmt.Sprint(fv.Int())
+		case reflect.Bool:
+			return fmt.Sprint(fv.Bool())
+		}
 	}
 	return "(not shown: kvplan engines show does not know this constant yet)"
 }
