@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/internal/tomlpos"
 )
 
@@ -43,8 +44,31 @@ type fileData struct {
 	Efficiencies []Efficiency `toml:"efficiency"`
 }
 
-// Load reads the embedded catalog, then each user directory in order.
+// Load returns the embedded catalog with each user directory merged over it,
+// in order. The embedded entries come from embedded_gen.go, Go code
+// generated from data/*.toml by `go generate ./catalog`, so that a run does
+// not parse TOML; a test fails when that file is stale.
 func Load(userDirs ...string) (*Catalog, error) {
+	c, err := embeddedCatalog()
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range userDirs {
+		if dir == "" {
+			continue
+		}
+		if err := c.addDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	c.sort()
+	return c, nil
+}
+
+// LoadEmbeddedTOML parses the embedded data/*.toml files (and nothing
+// else), validating every entry as a user catalog is. It is the source of
+// embedded_gen.go: the generator and the staleness test call it.
+func LoadEmbeddedTOML() (*Catalog, error) {
 	c := &Catalog{}
 	names, err := fs.Glob(embedded, "data/*.toml")
 	if err != nil {
@@ -57,14 +81,6 @@ func Load(userDirs ...string) (*Catalog, error) {
 			return nil, err
 		}
 		if err := c.addFile("(embedded)/"+strings.TrimPrefix(n, "data/"), data); err != nil {
-			return nil, err
-		}
-	}
-	for _, dir := range userDirs {
-		if dir == "" {
-			continue
-		}
-		if err := c.addDir(dir); err != nil {
 			return nil, err
 		}
 	}
@@ -97,7 +113,7 @@ func (c *Catalog) addDir(dir string) error {
 		sort.Strings(files)
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := safefile.ReadFile(f, safefile.Catalog)
 		if err != nil {
 			return fmt.Errorf("read catalog: %w", err)
 		}
@@ -134,7 +150,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.Models {
 		m := &fd.Models[i]
 		m.Name = strings.ToLower(m.Name)
-		if err := check("model", i, m.Name, m.validate()); err != nil {
+		if err := check("model", i, m.Name, append(m.validate(), numberErrs(m)...)); err != nil {
 			return err
 		}
 		m.File, m.Line = file, idx.InArray("model", i)
@@ -143,7 +159,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.Links {
 		l := &fd.Links[i]
 		l.Name = strings.ToLower(l.Name)
-		if err := check("link", i, l.Name, l.validate()); err != nil {
+		if err := check("link", i, l.Name, append(l.validate(), numberErrs(l)...)); err != nil {
 			return err
 		}
 		l.File, l.Line = file, idx.InArray("link", i)
@@ -152,7 +168,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.GPUs {
 		g := &fd.GPUs[i]
 		g.Name = strings.ToLower(g.Name)
-		if err := check("gpu", i, g.Name, g.validate()); err != nil {
+		if err := check("gpu", i, g.Name, append(g.validate(), numberErrs(g)...)); err != nil {
 			return err
 		}
 		g.File, g.Line = file, idx.InArray("gpu", i)
@@ -161,7 +177,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.Engines {
 		e := &fd.Engines[i]
 		e.Name = strings.ToLower(e.Name)
-		if err := check("engine", i, e.Name, e.validate()); err != nil {
+		if err := check("engine", i, e.Name, append(e.validate(), numberErrs(e)...)); err != nil {
 			return err
 		}
 		if err := check("engine", i, e.Name, e.resolve()); err != nil {

@@ -35,14 +35,14 @@ less specific entry, and the output says so.`,
 			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine: vllm, sglang or trtllm"},
 			&cli.StringFlag{Name: "engine-version", Usage: "engine version, recorded in the output"},
 			&cli.StringFlag{Name: "weight-dtype", Usage: "matmul weights: bf16, fp8, fp4, mxfp4, nvfp4, int4 (default: the model's)"},
-			&cli.IntFlag{Name: "isl", Usage: "input tokens per request (required)"},
-			&cli.IntFlag{Name: "osl", Usage: "output tokens per request (required)"},
+			inputTokensFlag(0, "input tokens per request (required)", "isl"),
+			outputTokensFlag(0, "output tokens per request (required)", "osl"),
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "clients in the closed loop"},
 			&cli.StringFlag{Name: "sweep", Usage: "one row per value: concurrency=1,2,4,8"},
-			&cli.IntFlag{Name: "max-num-seqs", Usage: "sequences running at once (default: the engine's for this GPU)"},
-			&cli.IntFlag{Name: "max-num-batched-tokens", Usage: "tokens per iteration (default: the engine's for this GPU)"},
-			&cli.Float64Flag{Name: "gpu-util", Value: 0.9, Usage: "--gpu-memory-utilization, in (0, 1]"},
-			&cli.BoolFlag{Name: "enforce-eager", Usage: "no CUDA graphs"},
+			maxNumSeqsFlag("sequences running at once (default: the engine's for this GPU)"),
+			maxNumBatchedTokensFlag("tokens per iteration (default: the engine's for this GPU)"),
+			gpuUtilFlag(0, "the engine's memory fraction, in (0, 1] (default: the engine's)"),
+			enforceEagerFlag("no CUDA graphs"),
 		)...),
 		Action: runPerf,
 	}
@@ -84,8 +84,8 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &planner.PerfScenario{Catalog: cat, EngineVersion: c.String("engine-version"), GPUUtil: c.Float64("gpu-util"),
-		EnforceEager: c.Bool("enforce-eager")}
+	sc := &planner.PerfScenario{Catalog: cat, EngineVersion: c.String("engine-version"), GPUUtil: c.Float64(flagGPUUtil),
+		EnforceEager: c.Bool(flagEnforceEager)}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err
 	}
@@ -109,19 +109,19 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if _, ok := catalog.DtypeBytes(sc.WeightDtype); sc.WeightDtype != "" && !ok {
 		return nil, fmt.Errorf("--weight-dtype %q: want one of fp4, %s", c.String("weight-dtype"), strings.Join(catalog.WeightDtypes, ", "))
 	}
-	if sc.GPUUtil <= 0 || sc.GPUUtil > 1 {
-		return nil, fmt.Errorf("--gpu-util %g: must be in (0, 1], e.g. 0.9", sc.GPUUtil)
+	if c.IsSet(flagGPUUtil) && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
+		return nil, fmt.Errorf("--%s %g: must be in (0, 1], e.g. 0.9", flagGPUUtil, sc.GPUUtil)
 	}
-	if c.Int("isl") == 0 || c.Int("osl") == 0 {
-		return nil, fmt.Errorf("perf: --isl and --osl are required (see kvplan perf --help)")
+	if c.Int(flagInputTokens) == 0 || c.Int(flagOutputTokens) == 0 {
+		return nil, fmt.Errorf("perf: --isl and --osl (--input-tokens, --output-tokens) are required (see kvplan perf --help)")
 	}
 	ints := []struct {
 		flag   string
 		dst    *int
 		zeroOK bool
 	}{
-		{"isl", &sc.InputTokens, false}, {"osl", &sc.OutputTokens, false}, {"concurrency", &sc.Concurrency, false},
-		{"max-num-seqs", &sc.MaxNumSeqs, true}, {"max-num-batched-tokens", &sc.MaxNumBatchedTokens, true},
+		{flagInputTokens, &sc.InputTokens, false}, {flagOutputTokens, &sc.OutputTokens, false}, {"concurrency", &sc.Concurrency, false},
+		{flagMaxNumSeqs, &sc.MaxNumSeqs, true}, {flagMaxNumBatchedTokens, &sc.MaxNumBatchedTokens, true},
 	}
 	for _, f := range ints {
 		if *f.dst, err = positive(c, f.flag, f.zeroOK); err != nil {
@@ -157,19 +157,19 @@ func sweepValues(s string) ([]int, error) {
 	return out, nil
 }
 
-func ms(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " ms" }
+func msText(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " ms" }
 
 func perfDoc(c *cli.Context, p *planner.PerfPlan) *report.Doc {
 	rows := [][]string{
-		{"TTFT (mean)", ms(p.TTFTMS), fmt.Sprintf("%s overhead + %s waiting + %s prefill", ms(p.RequestOverheadMS), ms(p.WaitingMS), ms(p.PrefillMS))},
-		{"TPOT (mean)", ms(p.TPOTMS), "per output token after the first"},
-		{"ITL p50", ms(p.ITLMSP50), ""},
+		{"TTFT (mean)", msText(p.TTFTMS), fmt.Sprintf("%s overhead + %s waiting + %s prefill", msText(p.RequestOverheadMS), msText(p.WaitingMS), msText(p.PrefillMS))},
+		{"TPOT (mean)", msText(p.TPOTMS), "per output token after the first"},
+		{"ITL p50", msText(p.ITLMSP50), ""},
 		{"requests/s", fmt.Sprintf("%.3f", p.RequestsPerS), "per replica"},
 		{"output tokens/s", fmt.Sprintf("%.1f", p.OutputTokensPerS), fmt.Sprintf("%.1f per GPU (%d GPUs)", p.OutputTokensPerSPerGPU, p.GPUs)},
 		{"running sequences", fmt.Sprintf("%.1f", p.RunningSequences), fmt.Sprintf("at most %d", p.MaxRunning)},
 		{"KV-limited", fmt.Sprint(p.KVLimited), fmt.Sprintf("%d KV slots (%s), max_num_seqs %d", p.KVSlotsTokens, p.KVDtype, p.MaxNumSeqs)},
-		{"decode iteration", ms(p.DecodeStepMS), ""},
-		{"prefill iteration", ms(p.PrefillStepMS), fmt.Sprintf("%.1f%% of iterations; budget %d tokens", 100*p.PrefillStepShare, p.MaxNumBatchedTokens)},
+		{"decode iteration", msText(p.DecodeStepMS), ""},
+		{"prefill iteration", msText(p.PrefillStepMS), fmt.Sprintf("%.1f%% of iterations; budget %d tokens", 100*p.PrefillStepShare, p.MaxNumBatchedTokens)},
 	}
 	doc := &report.Doc{
 		Title: fmt.Sprintf("%s on %d × %s (%s, %s weights): %d clients, %d in / %d out tokens",
@@ -196,7 +196,7 @@ func perfDoc(c *cli.Context, p *planner.PerfPlan) *report.Doc {
 
 func stepTermsSection(p *planner.PerfPlan) report.Section {
 	t := p.StepTerms
-	row := func(name string, a, b float64) []string { return []string{name, ms(a), ms(b)} }
+	row := func(name string, a, b float64) []string { return []string{name, msText(a), msText(b)} }
 	return report.Section{
 		Title:  "Step-time terms (mean iterations)",
 		Header: []string{"term", "prefill iteration", "decode iteration"},

@@ -97,18 +97,18 @@ func TestPerfBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no isl", []string{"perf", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--osl", "128"}, "--isl and --osl are required"},
+		{"no isl", []string{"perf", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--osl", "128"}, "--isl and --osl (--input-tokens, --output-tokens) are required"},
 		{"no gpu", []string{"perf", "--model", "llama-3.1-8b", "--isl", "1", "--osl", "1"}, "perf: --gpu is required"},
 		{"unknown gpu", []string{"perf", "--model", "llama-3.1-8b", "--gpu", "h10", "--isl", "1", "--osl", "1"}, `unknown gpu "h10"; did you mean`},
 		{"unknown engine", append(base, "--engine", "ollama"), `--engine "ollama": want one of sglang, trtllm, vllm`},
 		{"bad weight dtype", append(base, "--weight-dtype", "fp3"), `--weight-dtype "fp3": want one of fp4,`},
-		{"tp does not divide heads", append(base, "--tp", "3"), "--tp"},
+		{"tp does not divide heads", append(base, "--tp", "3"), "32 attention heads are not divisible by tp 3"},
 		{"zero concurrency", append(base, "--concurrency", "0"), "--concurrency 0: must be > 0"},
 		{"bad sweep axis", append(base, "--sweep", "isl=1,2"), "concurrency is the one axis swept"},
 		{"bad sweep value", append(base, "--sweep", "concurrency=1,x"), `"x" is not a concurrency`},
 		{"weights do not fit", []string{"perf", "--model", "llama-3.1-70b", "--gpu", "l4", "--isl", "1024", "--osl", "128"}, "does not fit"},
 		{"past context", []string{"perf", "--model", "qwen3-0.6b", "--gpu", "l4", "--isl", "40000", "--osl", "1024"}, "past qwen3-0.6b's max context"},
-		{"bad gpu util", append(base, "--gpu-util", "2"), "--gpu-util 2: must be in (0, 1]"},
+		{"bad gpu util", append(base, "--gpu-util", "2"), "--gpu-memory-utilization 2: must be in (0, 1]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errOut, code := kvplan(t, c.args...)
