@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/internal/tomlpos"
 )
 
@@ -27,22 +28,47 @@ const EnvVar = "KVPLAN_CATALOG"
 
 // Catalog is the merged set of entries, each kind sorted by name.
 type Catalog struct {
-	Models  []*Model
-	Links   []*Link
-	GPUs    []*GPU
-	Engines []*Engine
+	Models       []*Model
+	Links        []*Link
+	GPUs         []*GPU
+	Engines      []*Engine
+	Efficiencies []*Efficiency // keyed by GPU × engine × dtype, sorted by key
 }
 
 // fileData is the shape of one catalog file: any mix of the four kinds.
 type fileData struct {
-	Models  []Model  `toml:"model"`
-	Links   []Link   `toml:"link"`
-	GPUs    []GPU    `toml:"gpu"`
-	Engines []Engine `toml:"engine"`
+	Models       []Model      `toml:"model"`
+	Links        []Link       `toml:"link"`
+	GPUs         []GPU        `toml:"gpu"`
+	Engines      []Engine     `toml:"engine"`
+	Efficiencies []Efficiency `toml:"efficiency"`
 }
 
-// Load reads the embedded catalog, then each user directory in order.
+// Load returns the embedded catalog with each user directory merged over it,
+// in order. The embedded entries come from embedded_gen.go, Go code
+// generated from data/*.toml by `go generate ./catalog`, so that a run does
+// not parse TOML; a test fails when that file is stale.
 func Load(userDirs ...string) (*Catalog, error) {
+	c, err := embeddedCatalog()
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range userDirs {
+		if dir == "" {
+			continue
+		}
+		if err := c.addDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	c.sort()
+	return c, nil
+}
+
+// LoadEmbeddedTOML parses the embedded data/*.toml files (and nothing
+// else), validating every entry as a user catalog is. It is the source of
+// embedded_gen.go: the generator and the staleness test call it.
+func LoadEmbeddedTOML() (*Catalog, error) {
 	c := &Catalog{}
 	names, err := fs.Glob(embedded, "data/*.toml")
 	if err != nil {
@@ -55,14 +81,6 @@ func Load(userDirs ...string) (*Catalog, error) {
 			return nil, err
 		}
 		if err := c.addFile("(embedded)/"+strings.TrimPrefix(n, "data/"), data); err != nil {
-			return nil, err
-		}
-	}
-	for _, dir := range userDirs {
-		if dir == "" {
-			continue
-		}
-		if err := c.addDir(dir); err != nil {
 			return nil, err
 		}
 	}
@@ -95,7 +113,7 @@ func (c *Catalog) addDir(dir string) error {
 		sort.Strings(files)
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := safefile.ReadFile(f, safefile.Catalog)
 		if err != nil {
 			return fmt.Errorf("read catalog: %w", err)
 		}
@@ -132,7 +150,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.Models {
 		m := &fd.Models[i]
 		m.Name = strings.ToLower(m.Name)
-		if err := check("model", i, m.Name, m.validate()); err != nil {
+		if err := check("model", i, m.Name, append(m.validate(), numberErrs(m)...)); err != nil {
 			return err
 		}
 		m.File, m.Line = file, idx.InArray("model", i)
@@ -141,7 +159,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.Links {
 		l := &fd.Links[i]
 		l.Name = strings.ToLower(l.Name)
-		if err := check("link", i, l.Name, l.validate()); err != nil {
+		if err := check("link", i, l.Name, append(l.validate(), numberErrs(l)...)); err != nil {
 			return err
 		}
 		l.File, l.Line = file, idx.InArray("link", i)
@@ -150,7 +168,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.GPUs {
 		g := &fd.GPUs[i]
 		g.Name = strings.ToLower(g.Name)
-		if err := check("gpu", i, g.Name, g.validate()); err != nil {
+		if err := check("gpu", i, g.Name, append(g.validate(), numberErrs(g)...)); err != nil {
 			return err
 		}
 		g.File, g.Line = file, idx.InArray("gpu", i)
@@ -159,7 +177,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.Engines {
 		e := &fd.Engines[i]
 		e.Name = strings.ToLower(e.Name)
-		if err := check("engine", i, e.Name, e.validate()); err != nil {
+		if err := check("engine", i, e.Name, append(e.validate(), numberErrs(e)...)); err != nil {
 			return err
 		}
 		if err := check("engine", i, e.Name, e.resolve()); err != nil {
@@ -169,6 +187,15 @@ func (c *Catalog) addFile(file string, data []byte) error {
 		// One entry per name and version range: a user entry replaces the
 		// embedded entry of the same name that starts at the same version.
 		c.Engines = replace(c.Engines, e, func(x *Engine) string { return x.Name + "@" + x.MinVersion })
+	}
+	for i := range fd.Efficiencies {
+		e := &fd.Efficiencies[i]
+		e.GPU, e.Engine, e.Dtype = strings.ToLower(e.GPU), strings.ToLower(e.Engine), strings.ToLower(e.Dtype)
+		if err := check("efficiency", i, e.Key(), e.validate()); err != nil {
+			return err
+		}
+		e.File, e.Line = file, idx.InArray("efficiency", i)
+		c.Efficiencies = replace(c.Efficiencies, e, (*Efficiency).Key)
 	}
 	return nil
 }
@@ -195,4 +222,5 @@ func (c *Catalog) sort() {
 		}
 		return a.hasMin && (!b.hasMin || a.minV.less(b.minV)) || !a.hasMin && b.hasMin
 	})
+	sort.Slice(c.Efficiencies, func(i, j int) bool { return c.Efficiencies[i].Key() < c.Efficiencies[j].Key() })
 }

@@ -3,16 +3,17 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/planfile"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/rules"
+	"github.com/kvplan/kvplan/units"
 )
 
 func ruleFlags() []cli.Flag {
@@ -34,7 +35,7 @@ func checkCommand() *cli.Command {
    kvplan check plan.toml -o github            # GitHub Actions annotations
    kvplan check plan.toml -o sarif > kvplan.sarif
    kvplan check plan.toml --rules team-rules/ --disable kv-routing-pays-off --fail-on warn
-   kvplan check deploy/disagg.yaml --gpu h100-sxm --link ib-ndr --isl 3000 --concurrency 16
+   kvplan check deploy/disagg.yaml --gpu h100-sxm --link ib-ndr --input-tokens 3000 --concurrency 16
    helm template my-release vllm/vllm-stack -f values.yaml | kvplan check - --gpu l40s`,
 		Description: `Reads the plan (see examples/ and the README), or a manifest (.yaml, .yml,
 .json or - for stdin: DynamoGraphDeployment, llm-d, KServe LLMInferenceService,
@@ -42,14 +43,16 @@ production-stack values, a Deployment running vllm serve), computes every
 figure (KV sizes, transfers, memory per pool, routing capacity, TTFT, cost) and
 evaluates the default rule pack plus --rules packs. Each finding says why,
 with the figures, and what to change, at the plan file's line or the
-manifest's line:col. What a manifest lacks comes from --gpu, --link, --isl,
---osl, --rate, --concurrency, --ttft-p95 and --itl-p95 (they win), or from a
+manifest's line:col. What a manifest lacks comes from --gpu, --link,
+--input-tokens, --output-tokens, --rate, --concurrency, --ttft-p95 and
+--itl-p95 (they win), or from a
 plan file with [deployment] manifest = "..."; what is still missing is
 assumed and listed.`,
 		Flags: append(append(ruleFlags(), supplementFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json, markdown, junit, sarif or github"},
 			&cli.StringFlag{Name: "fail-on", Value: "deny", Usage: "lowest severity that fails the check: deny, warn or info"},
 			&cli.BoolFlag{Name: "explain", Usage: "also show how each figure was derived (table and markdown)"},
+			pathsRootFlag(), allowOutsideFlag(),
 		),
 		Action: runCheck,
 	}
@@ -74,11 +77,11 @@ func runCheck(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("check: give exactly one plan file or manifest (e.g. kvplan check examples/clean.toml)")
 	}
-	format := c.String("output")
-	if !slices.Contains(report.CheckFormats(), format) {
-		return fmt.Errorf("check: -o %q is not a format; use one of %s", format, strings.Join(report.CheckFormats(), ", "))
+	format, err := units.ParseEnum(c.String("output"), report.CheckFormats()) // -o SARIF is sarif
+	if err != nil {
+		return fmt.Errorf("check: -o %q is not a format; use one of %s", c.String("output"), strings.Join(report.CheckFormats(), ", "))
 	}
-	failOn, err := rules.ParseSeverity(c.String("fail-on"))
+	failOn, err := rules.ParseSeverity(strings.ToLower(c.String("fail-on")))
 	if err != nil {
 		return fmt.Errorf("check: --fail-on: %w", err)
 	}
@@ -100,6 +103,9 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := dep.Derivation.Check(); err != nil {
+		return err // a NaN or infinite figure: exit 2, never in a report
+	}
 	findings := mergeFindings(set.Evaluate(rules.FromDeployment(dep)), rv.findings, manifestOff)
 	rules.LocateWritten(findings, plan.Has, plan.Pos)
 	res := report.NewCheckResult(rv.file, set, findings, keyFigures(dep), failOn)
@@ -109,7 +115,7 @@ func runCheck(c *cli.Context) error {
 		return internalError{err}
 	}
 	if c.Bool("explain") && (format == "table" || format == "markdown") {
-		fmt.Fprintf(&buf, "\nHow each figure was derived:\n%s", dep.Derivation.String())
+		fmt.Fprintf(&buf, "\nHow each figure was derived:\n%s", safetext.Terminal(dep.Derivation.String()))
 	}
 	if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
 		return err

@@ -102,9 +102,11 @@ func TestDoneWhen(t *testing.T) {
 }
 
 // TestFieldMeasurement reproduces FACTS §5/§3: on the 8 GB laptop GPU, whose
-// prefill of ~1,500 tokens is ~67 ms (TTFT ~80 ms), moving 1,500 tokens of
-// Qwen3-0.6B KV (172,032,000 B) over 1 GbE at ~104 MB/s takes ~1,654 ms, so
-// TTFT becomes about (80 + 1,654) / 80 ≈ 21.7 times worse: the field saw 20×.
+// TTFT for ~1,500 tokens is ~80 ms, moving 1,500 tokens of Qwen3-0.6B KV
+// (172,032,000 B) over 1 GbE at ~104 MB/s takes ~1,654 ms, so TTFT becomes
+// about (80 + 1,654) / 80 ≈ 21.7 times worse: the field saw 20×. The
+// aggregated TTFT comes from the engine model and must land within 25% of
+// the measured ~80 ms (TestPrefillFieldMeasurements).
 func TestFieldMeasurement(t *testing.T) {
 	out, errOut, code := kvplan(t, "disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-gpu", "rtx4060-laptop", "-o", "json")
 	if code != ExitOK {
@@ -118,8 +120,8 @@ func TestFieldMeasurement(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.TTFTAgg < 70 || p.TTFTAgg > 90 {
-		t.Errorf("aggregated TTFT %.1f ms; the measurement is ~80 ms", p.TTFTAgg)
+	if p.TTFTAgg < 60 || p.TTFTAgg > 100 {
+		t.Errorf("aggregated TTFT %.1f ms; the measurement is ~80 ms (25%% allowed)", p.TTFTAgg)
 	}
 	if math.Abs(p.Transfer-1654.35) > 0.1 { // 0.2 ms + 172,032,000 / 104e6 s
 		t.Errorf("transfer %.2f ms, want 1654.35", p.Transfer)
@@ -186,36 +188,36 @@ func TestBadInput(t *testing.T) {
 		{"unknown model", []string{"kv", "--model", "qwen3-06b"}, `unknown model "qwen3-06b"; did you mean qwen3-0.6b`},
 		{"unknown link", []string{"disagg", "--model", "qwen3-0.6b", "--link", "nvlnk4"}, `unknown link "nvlnk4"; did you mean nvlink4`},
 		{"unknown gpu", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-gpu", "h1000"}, `unknown gpu "h1000"; did you mean`},
-		{"zero tokens", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "0"}, "--tokens 0: must be > 0"},
+		{"zero tokens", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "0"}, "--input-tokens 0: must be > 0"},
 		{"negative concurrency", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--concurrency", "-2"}, "--concurrency -2: must be > 0"},
 		{"absurd tokens", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "999999999999"}, "absurdly large"},
-		{"not a number", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "many"}, "invalid value \"many\" for flag -tokens"},
+		{"not a number", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "many"}, `kv: --tokens many: count "many" does not start with a number: want a count such as 8000, 1.5k, 2M or 1e6`},
 		{"negative prefill", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-ms", "-5"}, "--prefill-ms -5"},
 		{"bad throughput", []string{"disagg", "--model", "qwen3-0.6b", "--throughput", "fast"}, `--throughput: rate "fast" does not start with a number`},
 		{"link and throughput", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--throughput", "1Gbps"}, "not both"},
 		{"negative latency", []string{"disagg", "--model", "qwen3-0.6b", "--throughput", "1Gbps", "--latency", "-1ms"}, `--latency: duration "-1ms" is negative`},
-		{"bad dtype", []string{"kv", "--model", "qwen3-0.6b", "--kv-dtype", "fp4"}, `--kv-dtype "fp4": want one of bf16, fp16, fp8, int8`},
-		{"bad tp", []string{"kv", "--model", "qwen3-0.6b", "--tp", "0"}, "--tp 0: must be between 1 and 1024"},
+		{"bad dtype", []string{"kv", "--model", "qwen3-0.6b", "--kv-dtype", "fp4"}, `--kv-cache-dtype: "fp4" is not accepted: want one of "bf16", "fp16", "fp8", "int8", "fp32"; did you mean fp8?`},
+		{"bad tp", []string{"kv", "--model", "qwen3-0.6b", "--tp", "0"}, "--tensor-parallel-size 0: must be between 1 and 1024"},
 		{"bad format", []string{"kv", "--model", "qwen3-0.6b", "-o", "yaml"}, `-o "yaml" is not a format`},
 		{"missing model flag", []string{"kv"}, "kv: --model is required"},
-		{"unknown flag", []string{"kv", "--model", "qwen3-0.6b", "--bogus"}, "flag provided but not defined: -bogus"},
+		{"unknown flag", []string{"kv", "--model", "qwen3-0.6b", "--bogus"}, "unknown flag --bogus"},
 		{"unknown catalog key", []string{"kv", "--model", "qwen3-0.6b", "--catalog", "../../testdata/catalog/cli-bad/unknown-key"}, "unknown-key/models.toml:4: model.layerz: unknown key"},
 		{"malformed catalog", []string{"kv", "--model", "qwen3-0.6b", "--catalog", "../../testdata/catalog/cli-bad/syntax"}, "syntax/links.toml:3: TOML syntax"},
 		{"impossible value", []string{"kv", "--model", "qwen3-0.6b", "--catalog", "../../testdata/catalog/cli-bad/zero-layers"}, `zero-layers/models.toml:5: model "tiny": layers: must be > 0 (got 0)`},
 		{"missing catalog dir", []string{"kv", "--model", "qwen3-0.6b", "--catalog", "/nonexistent/kvplan"}, "catalog directory /nonexistent/kvplan"},
 		{"import missing file", []string{"models", "import", "/nonexistent/config.json"}, "models import: open /nonexistent/config.json"},
-		{"gpu util above 1", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--gpu-util", "1.5"}, "--gpu-util 1.5: must be in (0, 1]"},
-		{"gpu util zero", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--gpu-util", "0"}, "--gpu-util 0: must be in (0, 1]"},
-		{"negative limit", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--limit", "-1Gi"}, `--limit: memory quantity "-1Gi" is negative`},
+		{"gpu util above 1", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--gpu-util", "1.5"}, "--gpu-memory-utilization 1.5: must be in (0, 1]"},
+		{"gpu util zero", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--gpu-util", "0"}, "--gpu-memory-utilization 0: must be in (0, 1]"},
+		{"negative limit", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--limit", "-1Gi"}, `--memory-limit: memory quantity "-1Gi" is negative`},
 		{"limit in milli", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--limit", "100m"}, `"m" is milli`},
 		{"unknown engine", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine", "vlm"}, `unknown engine "vlm"; did you mean vllm`},
 		{"unknown engine version", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine-version", "0.8.5"}, "vllm 0.8.5: the catalog has no profile for this version"},
 		{"bad engine version", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine-version", "newest"}, `engine version "newest" is not a version`},
-		{"pp zero", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--pp", "0"}, "--pp 0: must be > 0"},
+		{"pp zero", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--pp", "0"}, "--pipeline-parallel-size 0: must be > 0"},
 		{"bad dtype", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--dtype", "fp64"}, `dtype "fp64" is not one of fp32, fp16, bf16`},
 		{"bad quantization", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--quantization", "q4_k"}, `quantization "q4_k" is not one of`},
 		{"bad offload cache", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--cpu-offload-cache", "lots"}, "--cpu-offload-cache: memory quantity"},
-		{"bad kv buffer", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--kv-buffer", "disk"}, `--kv-buffer "disk": want cpu or gpu`},
+		{"bad kv buffer", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--kv-buffer", "disk"}, `--kv-buffer-device: "disk" is not accepted: want one of "cpu", "gpu"`},
 		{"memory without gpu", []string{"memory", "--model", "qwen3-0.6b"}, "memory: --gpu is required"},
 		{"import malformed json", []string{"models", "import", "../../testdata/catalog/cli-bad/broken-config.json"}, "broken-config.json:3"},
 		// A stray positional argument is not silently ignored.
@@ -223,7 +225,7 @@ func TestBadInput(t *testing.T) {
 		{"stray argument after flags", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "extra"}, `memory: unexpected argument "extra"`},
 		{"stray argument, subcommand", []string{"gpus", "list", "h100"}, `gpus list: unexpected argument "h100"`},
 		// Token counts past the model's context name it (or need --beyond-context).
-		{"kv past context", []string{"kv", "--model", "qwen3-8b", "--tokens", "50000"}, "kv: --tokens: 50000 tokens are past qwen3-8b's max context of 40960 tokens (max_position_embeddings); add --beyond-context"},
+		{"kv past context", []string{"kv", "--model", "qwen3-8b", "--tokens", "50000"}, "kv: --input-tokens: 50000 tokens are past qwen3-8b's max context of 40960 tokens (max_position_embeddings); add --beyond-context"},
 		{"disagg past context", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--input-tokens", "40900", "--output-tokens", "128"}, "disagg: --input-tokens + --output-tokens: 41028 tokens are past qwen3-0.6b's max context of 40960"},
 		{"memory past context", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--input-tokens", "50000"}, "memory: --input-tokens: 50000 tokens are past qwen3-0.6b's max context"},
 		{"bad decode tp", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--decode-tp", "0"}, "--decode-tp 0: must be between 1 and 1024"},

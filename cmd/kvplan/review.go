@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/manifest"
 	"github.com/kvplan/kvplan/planfile"
 	"github.com/kvplan/kvplan/report"
@@ -23,8 +22,8 @@ func supplementFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "gpu", Usage: "GPU of every pool, or POOL=GPU for one (repeatable; kvplan gpus list); wins over a node selector"},
 		&cli.StringFlag{Name: "link", Usage: "link between prefill and decode pools (kvplan links list)"},
-		&cli.IntFlag{Name: "isl", Usage: "prompt (input) tokens per request"},
-		&cli.IntFlag{Name: "osl", Usage: "output tokens per request"},
+		inputTokensFlag(0, "prompt tokens per request (workload.input_tokens)", "isl"),
+		outputTokensFlag(0, "generated tokens per request (workload.output_tokens)", "osl"),
 		&cli.Float64Flag{Name: "rate", Usage: "requests per second"},
 		&cli.IntFlag{Name: "concurrency", Usage: "requests in flight across the deployment"},
 		&cli.StringFlag{Name: "ttft-p95", Usage: "TTFT objective, e.g. 500ms"},
@@ -32,7 +31,7 @@ func supplementFlags() []cli.Flag {
 	}
 }
 
-var supplementNames = []string{"gpu", "link", "isl", "osl", "rate", "concurrency", "ttft-p95", "itl-p95"}
+var supplementNames = []string{"gpu", "link", flagInputTokens, flagOutputTokens, "rate", "concurrency", "ttft-p95", "itl-p95"}
 
 // supplement reads the flags of what a manifest lacks.
 func supplement(c *cli.Context, cat *catalog.Catalog) (manifest.Supplement, error) {
@@ -53,7 +52,7 @@ func supplement(c *cli.Context, cat *catalog.Catalog) (manifest.Supplement, erro
 	for _, f := range []struct {
 		name string
 		dst  *int
-	}{{"isl", &s.InputTokens}, {"osl", &s.OutputTokens}, {"concurrency", &s.Concurrency}} {
+	}{{flagInputTokens, &s.InputTokens}, {flagOutputTokens, &s.OutputTokens}, {"concurrency", &s.Concurrency}} {
 		if c.IsSet(f.name) {
 			v, err := positive(c, f.name, false)
 			if err != nil {
@@ -104,16 +103,13 @@ func isManifest(path string) bool {
 	return path == "-"
 }
 
-// readInput reads a file, or stdin for "-".
+// readInput reads a manifest file (regular, capped: safefile), or stdin
+// for "-".
 func readInput(c *cli.Context, path string) ([]byte, error) {
 	if path == "-" {
-		data, err := io.ReadAll(c.App.Reader)
-		if err != nil {
-			return nil, fmt.Errorf("read stdin: %w", err)
-		}
-		return data, nil
+		return safefile.ReadFrom(c.App.Reader, "stdin", safefile.Manifest)
 	}
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Manifest)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
@@ -127,7 +123,11 @@ func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Pla
 	var file *planfile.Plan
 	path := arg
 	if !isManifest(arg) {
-		p, err := planfile.Load(arg)
+		root, err := pathsRoot(c, arg)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := planfile.LoadWith(arg, planfile.Options{AllowOutsidePaths: c.Bool("allow-outside-paths"), PathsRoot: root})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -136,9 +136,15 @@ func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Pla
 		}
 		file, path = p, p.ManifestPath()
 	}
-	data, err := readInput(c, path)
+	var data []byte
+	var err error
+	if file != nil && path != "-" {
+		data, err = file.ReadManifest() // a regular file, capped
+	} else {
+		data, err = readInput(c, path)
+	}
 	if err != nil {
-		if file != nil {
+		if file != nil && path == "-" {
 			return nil, nil, file.FieldError("deployment.manifest", err)
 		}
 		return nil, nil, err
@@ -258,6 +264,7 @@ Arguments kvplan does not know, and what it assumed, are listed.`,
 			Flags: append(supplementFlags(),
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "toml", Usage: "toml or json"},
 				&cli.StringSliceFlag{Name: "catalog", EnvVars: []string{catalog.EnvVar}, Usage: "directory (or file) of *.toml catalog entries merged over the embedded catalog; repeatable"},
+				pathsRootFlag(), allowOutsideFlag(),
 			),
 			Action: runManifestShow,
 		}},
