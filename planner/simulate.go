@@ -2,20 +2,28 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/links"
 	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/units"
 )
 
 // SimulationScenario is a deployment to simulate in time: one model on
 // workers of one GPU type, aggregated or (with Link) disaggregated.
 type SimulationScenario struct {
-	Model  *catalog.Model
-	GPU    *catalog.GPU
-	Engine *catalog.Engine
-	KV     models.KVOptions // KV dtype and tensor parallelism
+	Catalog *catalog.Catalog // the engine model's efficiencies
+	Model   *catalog.Model
+	GPU     *catalog.GPU
+	// Engine is the catalog entry of the engine's version (catalog.EngineVersion);
+	// EngineVersion names it, VersionDefaulted when it is the newest, not asked for.
+	Engine           *catalog.Engine
+	EngineVersion    string
+	VersionDefaulted bool
+	KV               models.KVOptions // KV dtype and tensor parallelism
+	WeightDtype      string           // matmul weights; "" = the model's
 
 	GPUUtil             float64 // --gpu-memory-utilization, in (0, 1]
 	EnforceEager        bool
@@ -38,6 +46,20 @@ type SimulationPlan struct {
 	MaxNumBatchedTokens int `json:"max_num_batched_tokens"`
 	MaxNumSeqs          int `json:"max_num_seqs"`
 
+	// Step is the engine model that times every iteration, StepModel its
+	// name (with how its efficiencies were chosen), and SeparatePrefill the
+	// engine's schedule (prefill iterations alone, as SGLang's).
+	Step            *perf.Model `json:"-"`
+	StepModel       string      `json:"step_model"`
+	SeparatePrefill bool        `json:"separate_prefill"`
+	// FrontendMS + FrontendMSPerToken × prompt tokens is a request's time
+	// in the frontend before its worker (the engine model's fitted
+	// request_ms and request_us_per_token), and RampMS the start-up ramp of
+	// a closed loop's clients (its fitted ramp_ms).
+	FrontendMS         float64 `json:"frontend_ms"`
+	FrontendMSPerToken float64 `json:"frontend_ms_per_token"`
+	RampMS             float64 `json:"ramp_ms"`
+
 	// Disaggregated only: the link's busiest path.
 	Link              string  `json:"link,omitempty"`
 	LinkRatePer       string  `json:"link_rate_per,omitempty"`
@@ -47,24 +69,45 @@ type SimulationPlan struct {
 	LinkLatencyMS     float64 `json:"link_latency_ms,omitempty"`
 	LinkShared        bool    `json:"link_shared,omitempty"`
 
-	Derivation Derivation `json:"derivation,omitempty"`
+	Assumptions []string   `json:"assumptions"`
+	Derivation  Derivation `json:"derivation,omitempty"`
 }
 
-// PlanSimulation sizes the simulated workers with the memory model and
-// places the KV transfer on the link's paths. A worker that cannot start
-// (weights leave no KV cache, or vLLM would refuse its max_model_len) is an
-// error that says what to change.
+// PlanSimulation sizes the simulated workers with the memory model, builds
+// the engine model that times their iterations (package perf, the model of
+// kvplan perf) and places the KV transfer on the link's paths. A worker that
+// cannot start (weights leave no KV cache, or vLLM would refuse its
+// max_model_len) is an error that says what to change.
 func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
-	mp, err := PlanMemory(MemoryScenario{Model: sc.Model, KV: sc.KV, GPU: sc.GPU, Engine: sc.Engine, GPUUtil: sc.GPUUtil,
-		EnforceEager: sc.EnforceEager, MaxModelLen: sc.MaxModelLen, BlockSize: sc.BlockSize,
-		MaxNumBatchedTokens: sc.MaxNumBatchedTokens, MaxNumSeqs: sc.MaxNumSeqs})
+	switch {
+	case sc.Model == nil || sc.GPU == nil || sc.Engine == nil:
+		return nil, fmt.Errorf("a simulation needs a model, a GPU and an engine")
+	case sc.Catalog == nil:
+		return nil, fmt.Errorf("no catalog given for the engine model's efficiencies")
+	}
+	sched, ok := perf.Schedules[sc.Engine.Name]
+	if !ok {
+		return nil, fmt.Errorf("engine %q is not one the engine model knows (%s)", sc.Engine.Name, strings.Join(PerfEngines(), ", "))
+	}
+	// Weights of another dtype change the memory budget as well as the
+	// step times (as kvplan perf takes them).
+	m := *sc.Model
+	if sc.WeightDtype != "" && sc.WeightDtype != m.WeightDtype {
+		if _, ok := catalog.DtypeBytes(sc.WeightDtype); !ok {
+			return nil, fmt.Errorf("weight dtype %q is not one of %s", sc.WeightDtype, strings.Join(catalog.WeightDtypes, ", "))
+		}
+		m.WeightDtype, m.WeightsBytes = sc.WeightDtype, 0
+	}
+	mp, err := PlanMemory(MemoryScenario{Model: &m, KV: sc.KV, GPU: sc.GPU, Engine: sc.Engine, EngineVersion: sc.EngineVersion,
+		VersionDefaulted: sc.VersionDefaulted, GPUUtil: sc.GPUUtil, EnforceEager: sc.EnforceEager, MaxModelLen: sc.MaxModelLen,
+		BlockSize: sc.BlockSize, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, MaxNumSeqs: sc.MaxNumSeqs})
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case !mp.ModelFits || mp.KVBlocks <= 0:
 		return nil, fmt.Errorf("%s on %s (tp %d) at --gpu-memory-utilization %g leaves no room for a KV cache: weights of %s per rank against %s requested; "+
-			"use more tensor-parallel ranks (--tp), fp8 weights, a higher utilization or a bigger GPU (kvplan memory shows the budget)",
+			"use more tensor-parallel ranks (--tp), fp8 weights (--weight-dtype fp8), a higher utilization or a bigger GPU (kvplan memory shows the budget)",
 			mp.Model, mp.GPU, mp.TP, mp.GPUUtil, units.Bytes(mp.WeightsBytes), units.Bytes(mp.RequestedBytes))
 	case !mp.MaxModelLenFits:
 		return nil, fmt.Errorf("%s on %s: vLLM refuses to start, one request of max_model_len %d needs more KV than the %d slots a worker has; "+
@@ -73,10 +116,30 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 	case mp.KVBlocks > 1<<31-1:
 		return nil, fmt.Errorf("%s on %s: %d KV blocks is more than the simulator addresses", mp.Model, mp.GPU, mp.KVBlocks)
 	}
-	p := &SimulationPlan{Memory: mp, CapacityBlocks: int(mp.KVBlocks), MaxNumBatchedTokens: mp.MaxNumBatchedTokens, MaxNumSeqs: mp.MaxNumSeqs}
+	step, err := perf.New(perf.Spec{Model: &m, GPU: sc.GPU, Engine: sc.Engine.Name, TP: mp.TP, WeightDtype: m.WeightDtype,
+		KVDtype: mp.KVDtype, EnforceEager: sc.EnforceEager, Catalog: sc.Catalog})
+	if err != nil {
+		return nil, err
+	}
+	p := &SimulationPlan{Memory: mp, CapacityBlocks: int(mp.KVBlocks), MaxNumBatchedTokens: mp.MaxNumBatchedTokens, MaxNumSeqs: mp.MaxNumSeqs,
+		Step: step, StepModel: step.Name, SeparatePrefill: sched.SeparatePrefill, FrontendMS: step.Efficiency.RequestMS,
+		FrontendMSPerToken: step.Efficiency.RequestUSTok / 1000, RampMS: step.Efficiency.RampMS}
+	if step.Fallback != "" {
+		p.StepModel += " (" + step.Fallback + ")"
+	}
+	p.Assumptions = append(p.Assumptions, sched.Note)
+	p.Assumptions = append(p.Assumptions, mp.Assumptions...)
+	p.Assumptions = append(p.Assumptions, step.Notes...)
 	d := &p.Derivation
 	d.Add("capacity_blocks", float64(p.CapacityBlocks), "blocks", "kvplan memory's kv_blocks of one worker (every rank holds the same tokens)",
 		"%d slots / %d tokens a block", mp.KVSlotsTokens, mp.BlockSize)
+	d.Add("frontend_ms", p.FrontendMS, "ms", "the engine model's request_ms: HTTP, tokenization and routing before the request reaches its worker",
+		"%s", step.Efficiency.Key())
+	d.Note(step.Efficiency.Source)
+	d.Add("frontend_ms_per_token", p.FrontendMSPerToken, "ms/token", "the engine model's request_us_per_token / 1000: tokenizing and moving the prompt",
+		"%g µs / 1000", step.Efficiency.RequestUSTok)
+	d.Add("ramp_ms", p.RampMS, "ms", "the engine model's ramp_ms: a closed loop's first requests are sent spread over it, as a benchmark's clients start",
+		"%s", step.Efficiency.Key())
 	if sc.Link == nil {
 		return p, nil
 	}

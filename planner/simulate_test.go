@@ -34,7 +34,7 @@ func TestPlanSimulationLinkPaths(t *testing.T) {
 		{"deepseek-v3", "h200", "ib-ndr", 8, 8, 70272},
 	}
 	for _, tc := range cases {
-		sc := SimulationScenario{GPUUtil: 0.9, BlockSize: 16, MaxModelLen: 8192, KV: models.KVOptions{TP: tc.tp}}
+		sc := SimulationScenario{GPUUtil: 0.9, BlockSize: 16, MaxModelLen: 8192, KV: models.KVOptions{TP: tc.tp}, Catalog: cat}
 		if sc.Model, err = cat.Model(tc.model); err != nil {
 			t.Fatal(err)
 		}
@@ -79,10 +79,10 @@ func TestPlanSimulationRefusesWorkersThatCannotStart(t *testing.T) {
 		want string
 	}{
 		// 70B in bf16 is ~141 GB of weights: far beyond one 24 GB L4.
-		{SimulationScenario{Model: m70, GPU: l4, Engine: eng, GPUUtil: 0.9, BlockSize: 16, MaxModelLen: 4096, KV: models.KVOptions{TP: 1}}, "leaves no room for a KV cache"},
+		{SimulationScenario{Catalog: cat, Model: m70, GPU: l4, Engine: eng, GPUUtil: 0.9, BlockSize: 16, MaxModelLen: 4096, KV: models.KVOptions{TP: 1}}, "leaves no room for a KV cache"},
 		// Qwen3-0.6B at 0.38 of the laptop GPU holds ~14,800 tokens: a
 		// max_model_len of 32,768 does not fit one request.
-		{SimulationScenario{Model: m06, GPU: laptop, Engine: eng, GPUUtil: 0.38, EnforceEager: true, BlockSize: 16, MaxModelLen: 32768, KV: models.KVOptions{TP: 1}}, "vLLM refuses to start"},
+		{SimulationScenario{Catalog: cat, Model: m06, GPU: laptop, Engine: eng, GPUUtil: 0.38, EnforceEager: true, BlockSize: 16, MaxModelLen: 32768, KV: models.KVOptions{TP: 1}}, "vLLM refuses to start"},
 	}
 	for _, tc := range cases {
 		_, err := PlanSimulation(tc.sc)

@@ -10,8 +10,10 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/sim"
+	"github.com/kvplan/kvplan/units"
 )
 
 // progressAfter is the request count beyond which a terminal gets a bar.
@@ -33,19 +35,31 @@ func simFlags() []cli.Flag {
 func simulateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "simulate",
-		Usage: "replay a workload through a block-level prefix cache and each routing policy, with LRU eviction",
+		Usage: "replay a workload through each routing policy's prefix caches; with --model and --gpu, in time: batching engines, queues, KV transfers",
 		UsageText: `kvplan simulate --synthetic 12x1500x6 --tail-tokens 24 --workers 2 --kv-slots 14816 --policy all
-   kvplan simulate --trace conversation_trace.jsonl --workers 8 --kv-slots 200000 --policy all -o json
-   kvplan simulate --synthetic 40x2000x4 --workers 4 --model qwen3-8b --gpu l4 --gpu-util 0.9`,
+   kvplan simulate --trace testdata/sim/conversation_excerpt.jsonl --workers 8 --kv-slots 200000 --policy all -o json
+   kvplan simulate --model qwen3-8b --gpu l4 --synthetic 40x2000x4 --workers 4 --rate 2
+   kvplan simulate --model qwen3-0.6b --gpu rtx4090 --synthetic 40x3000x1 --concurrency 4 --prefill-workers 1 --decode-workers 1 --link 1gbe --output-tokens 64`,
 		Description: `Each worker caches KV blocks (chained hashes, LRU over blocks no running
-request pins). Policies: round-robin, random (seeded), least-loaded, kv-aware
-(Dynamo's cost: prefill_load_scale × max(new blocks − overlap_credit, 0) +
-active blocks), kv-aware-no-events (no KV events: every overlap 0) and
-kv-aware-approx (the router remembers where it sent prefixes). A request is a
-repeat when its first block was seen before, and a hit when at least half of
-its previously seen leading blocks are cached on the chosen worker.
-Mooncake traces (one JSON object a line, 512-token hash_ids) are streamed.`,
-		Flags: withCommon(append(append(simFlags(), slotFlags()...),
+request pins; filled output blocks stay cached, as vLLM keeps them). Policies:
+round-robin, random (seeded), least-loaded, kv-aware (Dynamo's cost:
+prefill_load_scale × max(new blocks − overlap_credit, 0) + active blocks),
+kv-aware-no-events (no KV events: every overlap 0) and kv-aware-approx (the
+router remembers where it sent prefixes). A request is a repeat when its first
+block was seen before, and a hit when at least half of its previously seen
+leading blocks are cached on the chosen worker. The load is a closed loop
+(--concurrency), Poisson arrivals (--rate) or a trace's timestamps. Mooncake
+traces (one JSON object a line, 512-token hash_ids) are streamed, once for all
+policies.
+
+With --model and --gpu the simulation is timed: each worker runs vLLM-style
+iterations (chunked prefill, max_num_batched_tokens, max_num_seqs, admission
+while KV blocks fit, FCFS, preemption) timed by the engine model of kvplan
+perf, and sizes its KV with kvplan memory. --prefill-workers, --decode-workers
+and --link disaggregate: the KV crosses the link, shared by every transfer in
+flight. The output adds TTFT, TPOT, end-to-end, queue and transfer latencies
+(p50, p90, p99, mean), throughput, preemptions and each worker's busy time.`,
+		Flags: withCommon(append(append(append(simFlags(), slotFlags()...), timedFlags()...),
 			&cli.StringFlag{Name: "trace", Usage: "Mooncake JSONL trace (timestamp, input_length, output_length, hash_ids)"},
 			&cli.StringFlag{Name: "synthetic", Usage: "synthetic router workload PREFIXESxTOKENSxREPEATS, e.g. 12x1500x6 (FACTS §5)"},
 			&cli.IntFlag{Name: "tail-tokens", Value: 24, Usage: "synthetic: changed tokens at the end of every send"},
@@ -58,14 +72,18 @@ Mooncake traces (one JSON object a line, 512-token hash_ids) are streamed.`,
 
 // simulateJSON is the `kvplan simulate -o json` contract.
 type simulateJSON struct {
-	Workload       string       `json:"workload"`
-	Workers        int          `json:"workers"`
-	KVSlots        int          `json:"kv_slots_per_worker"`
-	KVSlotsSource  string       `json:"kv_slots_source"`
-	BlockSize      int          `json:"block_size"`
-	CapacityBlocks int          `json:"capacity_blocks_per_worker"`
-	Seed           uint64       `json:"seed"`
-	Policies       []sim.Result `json:"policies"`
+	Workload       string `json:"workload"`
+	Workers        int    `json:"workers"`
+	KVSlots        int    `json:"kv_slots_per_worker"`
+	KVSlotsSource  string `json:"kv_slots_source"`
+	BlockSize      int    `json:"block_size"`
+	CapacityBlocks int    `json:"capacity_blocks_per_worker"`
+	Seed           uint64 `json:"seed"`
+	// Timed is the timed simulation's setup (--model and --gpu).
+	Timed    *simulateSetup `json:"timed,omitempty"`
+	Policies []sim.Result   `json:"policies"`
+	// Derivation explains the timed setup's figures (with --explain).
+	Derivation planner.Derivation `json:"derivation,omitempty"`
 }
 
 func runSimulate(c *cli.Context) error {
@@ -114,13 +132,21 @@ func runSimulate(c *cli.Context) error {
 		open = func() (sim.Source, error) { return sim.OpenMooncake(trace, blockSize, skip) }
 		name = "trace " + trace
 	}
-	slots, slotsFrom, err := workerSlots(c, blockSize)
+	timed, err := simTimed(c, blockSize)
 	if err != nil {
 		return err
 	}
-	workers, err := positive(c, "workers", false)
-	if err != nil {
-		return err
+	var slots, workers int
+	var slotsFrom string
+	if timed != nil {
+		slots, slotsFrom, workers = timed.slots, timed.slotsFrom, timed.workers
+	} else {
+		if slots, slotsFrom, err = workerSlots(c, blockSize); err != nil {
+			return err
+		}
+		if workers, err = positive(c, "workers", false); err != nil {
+			return err
+		}
 	}
 	conc, rate, err := simLoad(c)
 	if err != nil {
@@ -136,6 +162,17 @@ func runSimulate(c *cli.Context) error {
 	if cfg.CapacityBlocks < 1 {
 		return fmt.Errorf("--kv-slots %d is less than one block of %d tokens", slots, blockSize)
 	}
+	var d planner.Derivation
+	var setup *simulateSetup
+	if timed != nil {
+		cfg.Engine, d, setup = timed.engine, timed.derivation, &timed.setup
+		setup.Load = loadName(conc, rate, trace != "")
+		if cfg.Concurrency > 0 {
+			cfg.RampMS = setup.RampMS // a closed loop's clients start as a benchmark's do
+		} else {
+			setup.RampMS = 0
+		}
+	}
 	bar := progress(c, total*len(policies), name)
 	if bar != nil {
 		cfg.Progress = func(done int) { _ = bar.Set(done) } // cumulative across policies
@@ -146,8 +183,10 @@ func runSimulate(c *cli.Context) error {
 		return err
 	}
 	out := simulateJSON{Workload: name, Workers: workers, KVSlots: slots, KVSlotsSource: slotsFrom, BlockSize: blockSize,
-		CapacityBlocks: cfg.CapacityBlocks, Seed: cfg.Seed, Policies: results}
-	return emit(c, simulateDoc(out), nil)
+		CapacityBlocks: cfg.CapacityBlocks, Seed: cfg.Seed, Timed: setup, Policies: results, Derivation: d}
+	doc := simulateDoc(out)
+	doc.JSON = jsonWithExplain(c, &out, &out.Derivation)
+	return emit(c, doc, d)
 }
 
 // simLoad reads --concurrency and --rate: at most one, and each, when given,
@@ -211,6 +250,9 @@ func simulateDoc(s simulateJSON) *report.Doc {
 		},
 		JSON: s,
 	}
+	if s.Timed != nil {
+		timedSections(doc, s)
+	}
 	if len(s.Policies) > 0 {
 		// Workload figures, the same for every policy.
 		r := s.Policies[0]
@@ -228,3 +270,72 @@ func simulateDoc(s simulateJSON) *report.Doc {
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", x*100) }
+
+// timedSections adds the timed simulation's latencies and throughput.
+func timedSections(doc *report.Doc, s simulateJSON) {
+	t := s.Timed
+	disagg := t.DecodeWorkers > 0
+	doc.Title = fmt.Sprintf("Serving simulation: %s", s.Workload)
+	pool := fmt.Sprintf("%d workers", s.Workers)
+	if disagg {
+		pool = fmt.Sprintf("%d prefill + %d decode workers over %s (%d path(s) of %s, %s B a token each)",
+			t.PrefillWorkers, t.DecodeWorkers, t.Link, t.ParallelPaths, units.Rate(t.PathBytesPerS), fmt.Sprint(t.PathBytesPerToken))
+	}
+	doc.Sections[0].Title = fmt.Sprintf("%s × %d KV slots (%s), blocks of %d tokens; prefix cache", pool, s.KVSlots, s.KVSlotsSource, s.BlockSize)
+	header := []string{"policy", "TTFT p50", "TTFT p90", "TTFT p99", "TPOT p50", "TPOT p90", "TPOT p99", "e2e p50", "e2e p99", "queue p99"}
+	if disagg {
+		header = append(header, "transfer p50", "transfer p99")
+	}
+	var lat, thr [][]string
+	for _, r := range s.Policies {
+		if r.Timing == nil {
+			continue
+		}
+		m := r.Timing
+		c := latencyCell
+		row := []string{r.Name, c(m.TTFTMS.P50), c(m.TTFTMS.P90), c(m.TTFTMS.P99), c(m.TPOTMS.P50), c(m.TPOTMS.P90), c(m.TPOTMS.P99),
+			c(m.E2EMS.P50), c(m.E2EMS.P99), c(m.QueueMS.P99)}
+		if disagg {
+			row = append(row, c(m.TransferMS.P50), c(m.TransferMS.P99))
+		}
+		lat = append(lat, row)
+		busy := make([]string, 0, len(r.Workers))
+		for _, w := range r.Workers {
+			if w.WorkerTiming != nil {
+				busy = append(busy, fmt.Sprintf("%.0f%%", w.GPUBusyFraction*100))
+			}
+		}
+		thr = append(thr, []string{r.Name, fmt.Sprint(m.Completed), fmt.Sprintf("%.2f", m.RequestsPerS), fmt.Sprintf("%.0f", m.OutputTokensPerS),
+			fmt.Sprint(m.Preemptions), fmt.Sprint(m.Rejected), strings.Join(busy, " ")})
+	}
+	doc.Sections = append(doc.Sections,
+		report.Section{Title: fmt.Sprintf("Latency, ms (%s; %s)", t.Load, t.StepModel), Header: header, Rows: lat},
+		report.Section{Title: "Throughput", Header: []string{"policy", "completed", "requests/s", "output tokens/s", "preemptions", "rejected", "GPU busy"}, Rows: thr},
+	)
+	doc.Notes = append(doc.Notes,
+		fmt.Sprintf("timed: each worker runs %s iterations (at most %d batched tokens and %d sequences, %s, admission while KV blocks fit, FCFS, recompute preemption) timed by the engine model of kvplan perf; a request spends %.3g ms + %.3g µs a prompt token in the frontend before its worker; --explain shows the derivation.",
+			t.Engine, t.MaxNumBatchedTokens, t.MaxNumSeqs, scheduleName(t.SeparatePrefill), t.FrontendMS, t.FrontendMSPerToken*1000),
+		"TPOT = (last token − first token) / (output tokens − 1); queue = waiting for admission; GPU busy = time in iterations / duration, per worker.")
+	if disagg {
+		doc.Notes = append(doc.Notes, "disaggregated: a request's KV (the whole prompt) crosses the link once a decode worker has blocks for it; transfers in flight share the link; TTFT ends at the decode worker's first step.")
+	}
+	for _, a := range t.Assumptions {
+		doc.Notes = append(doc.Notes, "Assumes "+strings.TrimSuffix(a, ".")+".")
+	}
+}
+
+// scheduleName says how an engine mixes prefill and decode.
+func scheduleName(separate bool) string {
+	if separate {
+		return "prefill iterations alone, decoding waiting"
+	}
+	return "chunked prefill mixed with decodes"
+}
+
+// latencyCell formats milliseconds for the latency table.
+func latencyCell(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}

@@ -19,7 +19,13 @@ func TestSimulateGolden(t *testing.T) {
 		// An open loop: Poisson arrivals at 2/s, each request 2.6 s of service, so about 5 in flight.
 		{"simulate-rate.table", []string{"simulate", "--synthetic", "12x1500x6", "--workers", "2", "--kv-slots", "14816", "--rate", "2"}},
 		{"simulate-trace.md", []string{"simulate", "--trace", excerpt, "--workers", "4", "--kv-slots", "200000", "--policy", "kv-aware,round-robin", "-o", "markdown"}},
-		{"simulate-gpu.table", []string{"simulate", "--synthetic", "12x1500x6", "--workers", "2", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096"}},
+		// Timed: the router experiment on the measured laptop GPU at 4 clients, all policies.
+		{"simulate-gpu.table", []string{"simulate", "--synthetic", "12x1500x6", "--workers", "2", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "--concurrency", "4"}},
+		// The timed issue's acceptance command: disaggregated over 1 GbE, four transfers sharing it.
+		{"simulate-disagg.json", []string{"simulate", "--model", "qwen3-0.6b", "--gpu", "rtx4090", "--synthetic", "40x3000x1", "--concurrency", "4", "--prefill-workers", "1", "--decode-workers", "1", "--link", "1gbe", "--output-tokens", "64", "--policy", "round-robin", "-o", "json"}},
+		{"simulate-disagg.md", []string{"simulate", "--model", "qwen3-0.6b", "--gpu", "rtx4090", "--synthetic", "40x3000x1", "--concurrency", "4", "--prefill-workers", "1", "--decode-workers", "1", "--link", "1gbe", "--output-tokens", "64", "--policy", "round-robin", "-o", "markdown", "--explain"}},
+		// Timed at the trace's timestamps, on the excerpt.
+		{"simulate-timed-trace.table", []string{"simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--trace", excerpt, "--workers", "4", "--policy", "kv-aware,round-robin"}},
 		{"route.table", []string{"route", "--workers", "2", "--kv-slots", "14816", "--prefixes", "12", "--prefix-tokens", "1500", "--repeats", "6", "--simulate"}},
 		{"route.json", []string{"route", "--workers", "2", "--kv-slots", "14816", "--prefixes", "40", "--prefix-tokens", "1500", "--repeats", "6", "-o", "json", "--explain"}},
 		{"route.md", []string{"route", "--workers", "4", "--model", "qwen3-8b", "--gpu", "l4", "--prefixes", "40", "--prefix-tokens", "2000", "--repeats", "4", "-o", "markdown"}},
@@ -126,6 +132,17 @@ func TestSimulateBadInput(t *testing.T) {
 		{"malformed line", []string{"simulate", "--trace", "../../testdata/sim/bad_lines.jsonl", "--kv-slots", "100000"}, "bad_lines.jsonl:"},
 		{"missing trace", []string{"simulate", "--trace", "/nonexistent.jsonl", "--kv-slots", "100000"}, "--trace"},
 		{"zero workers", []string{"route", "--workers", "0", "--kv-slots", "100"}, "--workers 0: must be > 0"},
+		{"timed zero workers", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b", "--gpu", "l4", "--workers", "0"}, "--workers 0: must be > 0"},
+		{"zero prefill workers", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b", "--gpu", "l4", "--prefill-workers", "0", "--decode-workers", "1", "--link", "1gbe"}, "--prefill-workers 0: must be > 0"},
+		{"negative decode workers", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b", "--gpu", "l4", "--prefill-workers", "1", "--decode-workers", "-2", "--link", "1gbe"}, "--decode-workers -2: must be > 0"},
+		{"no link", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b", "--gpu", "l4", "--prefill-workers", "1", "--decode-workers", "1"}, "needs --link"},
+		{"unknown link", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b", "--gpu", "l4", "--prefill-workers", "1", "--decode-workers", "1", "--link", "1gbee"}, "1gbe"},
+		{"workers and prefill workers", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b", "--gpu", "l4", "--workers", "2", "--prefill-workers", "1", "--decode-workers", "1", "--link", "1gbe"}, "leave --workers out"},
+		{"model does not fit", []string{"simulate", "--synthetic", "2x64x2", "--model", "llama-3.1-70b", "--gpu", "l4", "--max-model-len", "4096"}, "leaves no room for a KV cache"},
+		{"timed rate NaN", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b", "--gpu", "l4", "--rate", "NaN"}, "--rate NaN"},
+		{"model without gpu", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b"}, "needs both --model and --gpu"},
+		{"disagg without model", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "1000", "--prefill-workers", "1"}, "give --model and --gpu too"},
+		{"kv-slots with model", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "1000", "--model", "qwen3-0.6b", "--gpu", "l4"}, "leave --kv-slots out"},
 		{"simulate zero workers", []string{"simulate", "--synthetic", "2x64x2", "--workers", "0", "--kv-slots", "100"}, "--workers 0: must be > 0"},
 		{"zero concurrency", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--concurrency", "0"}, "--concurrency 0: must be > 0"},
 		{"negative concurrency", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--concurrency", "-3"}, "--concurrency -3: must be > 0"},
@@ -160,5 +177,46 @@ func TestSimulateDeterministic(t *testing.T) {
 	c, _, _ := kvplan(t, append(args[:len(args)-4], "--seed", "8", "-o", "json")...)
 	if c == a {
 		t.Error("a different seed gave identical output; is the seed used?")
+	}
+}
+
+// TestSimulateTimedRouterExperiment: the router experiment of FACTS §5 run
+// with timing, one request at a time on the measured laptop GPU, still gives
+// kv-aware all 60 repeats; and the disaggregated acceptance run shows the
+// field measurement of FACTS §3, four 3,000-token transfers sharing 1 GbE
+// taking about 13 s each.
+func TestSimulateTimedRouterExperiment(t *testing.T) {
+	out, errOut, code := kvplan(t, "simulate", "--synthetic", "12x1500x6", "--tail-tokens", "24", "--workers", "2", "--model", "qwen3-0.6b",
+		"--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "--concurrency", "1", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var s simulateJSON
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s.Policies {
+		if p.Name == "kv-aware" && (p.HitRequests != 60 || p.RepeatRequests != 60) {
+			t.Errorf("timed kv-aware at concurrency 1: %d hits of %d repeats, want 60 of 60", p.HitRequests, p.RepeatRequests)
+		}
+		if p.Timing == nil || p.Timing.Completed != 72 {
+			t.Errorf("%s: no timing or not 72 completed: %+v", p.Name, p.Timing)
+		}
+	}
+	out, errOut, code = kvplan(t, "simulate", "--model", "qwen3-0.6b", "--gpu", "rtx4090", "--synthetic", "40x3000x1", "--concurrency", "4",
+		"--prefill-workers", "1", "--decode-workers", "1", "--link", "1gbe", "--output-tokens", "64", "--policy", "round-robin", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	s = simulateJSON{}
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	// 3,000 tokens × 114,688 B = 344,064,000 B at 104 MB/s = 3.31 s alone;
+	// four sharing: 13.2 s. The median transfer is in flight with three
+	// others almost all the time.
+	x := s.Policies[0].Timing.TransferMS.P50
+	if x < 12000 || x > 13300 {
+		t.Errorf("median transfer %v ms, want about 13,000 (4 × 3,308)", x)
 	}
 }
