@@ -7,25 +7,26 @@ import (
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
-	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/sim"
 )
 
 // TestClosedLoopAgreesWithPerf: the timed simulation of C clients on one
-// worker, with the engine model's step times, and the engine model's own
-// closed-loop benchmark (kvplan perf) give TTFT and TPOT within 10% of each
-// other, on a dense model over a few GPUs, tensor-parallel sizes, prompt and
-// output lengths and concurrencies. Both schedule vLLM-style; they differ in
-// what each leaves out (perf staggers the clients' first requests and drops
-// each client's first two; the simulator counts every request of 20 a
-// client, prompts all distinct).
+// worker, with the engine model's step times, and kvplan perf's own
+// closed-loop replay of that engine model (planner.PlanPerf) give mean TTFT
+// and TPOT within 10% of each other, on dense models over a few GPUs,
+// tensor-parallel sizes, prompt and output lengths and concurrencies. Both
+// schedule as vLLM does and send the clients' first requests over the
+// fitted ramp; they differ in what each counts (perf drops each client's
+// first two requests; the simulator counts all 20 a client sends, prompts
+// all distinct) and perf's client reaches the engine 1 µs after its
+// frontend time, which the simulator's frontend takes here too.
 func TestClosedLoopAgreesWithPerf(t *testing.T) {
 	cat, err := catalog.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := cat.Engine(planner.DefaultEngine)
+	eng, ver, err := cat.EngineVersion(planner.DefaultEngine, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,28 +45,28 @@ func TestClosedLoopAgreesWithPerf(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, _ := cat.Model(cell.model)
 			g, _ := cat.GPU(cell.gpu)
-			p, err := planner.PlanSimulation(planner.SimulationScenario{Model: m, GPU: g, Engine: eng, KV: models.KVOptions{TP: cell.tp},
-				GPUUtil: 0.9, BlockSize: 16, MaxModelLen: 8192, Catalog: cat})
+			want, err := planner.PlanPerf(planner.PerfScenario{Catalog: cat, Model: m, GPU: g, Engine: eng.Name, TP: cell.tp,
+				InputTokens: cell.isl, OutputTokens: cell.osl, Concurrency: cell.cli, GPUUtil: 0.9})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := p.Step.Steady(perf.Load{Concurrency: cell.cli, InputTokens: cell.isl, OutputTokens: cell.osl},
-				perf.Limits{MaxNumSeqs: p.MaxNumSeqs, MaxNumBatchedTokens: p.MaxNumBatchedTokens, KVSlots: p.Memory.KVSlotsTokens, BlockSize: 16})
+			p, err := planner.PlanSimulation(planner.SimulationScenario{Catalog: cat, Model: m, GPU: g, Engine: eng, EngineVersion: ver,
+				VersionDefaulted: true, KV: models.KVOptions{TP: cell.tp}, GPUUtil: 0.9, BlockSize: 16, MaxModelLen: cell.isl + cell.osl})
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := 20 * cell.cli
-			syn := sim.Synthetic{Prefixes: n, PrefixTokens: cell.isl, Repeats: 1, TailTokens: cell.isl, OutputTokens: cell.osl, Seed: 1}
-			cfg := sim.Config{Workers: 1, CapacityBlocks: p.CapacityBlocks, Concurrency: cell.cli, Policy: sim.RoundRobin, RampMS: p.RampMS,
-				Engine: &sim.Engine{Step: p.Step, MaxNumBatchedTokens: p.MaxNumBatchedTokens, MaxNumSeqs: p.MaxNumSeqs, FrontendMS: p.FrontendMS + 1e-3, FrontendMSPerToken: p.FrontendMSPerToken}}
+			syn := sim.Synthetic{Prefixes: 20 * cell.cli, PrefixTokens: cell.isl, Repeats: 1, TailTokens: cell.isl, OutputTokens: cell.osl, Seed: 1}
+			e := simEngine(p)
+			e.FrontendMS += 1e-3
+			cfg := sim.Config{Workers: 1, CapacityBlocks: p.CapacityBlocks, Concurrency: cell.cli, Policy: sim.RoundRobin, RampMS: p.RampMS, Engine: e}
 			res, err := sim.RunAll(syn.Open, cfg, []string{sim.RoundRobin})
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := res[0].Timing
-			t.Logf("TTFT %.2f vs perf %.2f ms; TPOT %.3f vs %.3f ms; sim ttft %+v; perf wait %.1f prefill %.1f req %.1f delay %.3f pstep %.1f dstep %.2f share %.3f running %.1f", got.TTFTMS.Mean, want.TTFTMS, got.TPOTMS.Mean, want.TPOTMS, got.TTFTMS, want.WaitingMS, want.PrefillMS, want.RequestMS, want.DelayMS, want.PrefillStepMS, want.DecodeStepMS, want.PrefillStepShare, want.Running)
+			t.Logf("TTFT %.2f ms (kvplan perf %.2f), TPOT %.3f ms (%.3f)", got.TTFTMS.Mean, want.TTFTMS, got.TPOTMS.Mean, want.TPOTMS)
 			if math.Abs(got.TTFTMS.Mean-want.TTFTMS) > 0.1*want.TTFTMS || math.Abs(got.TPOTMS.Mean-want.TPOTMS) > 0.1*want.TPOTMS {
-				t.Errorf("TTFT %.2f ms (perf %.2f), TPOT %.3f ms (perf %.3f): more than 10%% apart", got.TTFTMS.Mean, want.TTFTMS, got.TPOTMS.Mean, want.TPOTMS)
+				t.Errorf("TTFT %.2f ms (kvplan perf %.2f), TPOT %.3f ms (%.3f): more than 10%% apart", got.TTFTMS.Mean, want.TTFTMS, got.TPOTMS.Mean, want.TPOTMS)
 			}
 		})
 	}
