@@ -1,0 +1,121 @@
+package capacity
+
+import "math"
+
+// Queue is an M/G/c queue: Poisson arrivals at Rate per second, Servers
+// identical servers, each taking ServiceMS per job with squared coefficient
+// of variation ServiceCV2 (0 = every job takes the same time).
+type Queue struct {
+	RatePerS   float64
+	Servers    int
+	ServiceMS  float64
+	ServiceCV2 float64
+}
+
+// Wait is what a job waits for a server in a Queue.
+type Wait struct {
+	Utilization float64 // ρ = λ × service / c; ≥ 1 means no steady state
+	PWait       float64 // probability that an arriving job waits (Erlang C)
+	MeanMS      float64 // mean wait
+	P95MS       float64 // 95th percentile of the wait
+	Stable      bool    // ρ < 1
+}
+
+// Wait computes the wait of a job in q: the M/M/c wait of Erlang's C formula
+// scaled by (1 + c_s²)/2 for general service times (the Allen–Cunneen
+// approximation: exact for M/G/1, within a few percent for M/D/c at
+// moderate loads), and its tail taken as the M/M/c one with the same scale:
+//
+//	P(W > t) = C(c, a) × exp(−t / θ),  θ = (1 + c_s²)/2 / (c μ − λ)
+//
+// so p95 = θ × ln(C / 0.05) when C > 0.05, else 0.
+func (q Queue) Wait() Wait {
+	c := max(1, q.Servers)
+	lambda := q.RatePerS / 1000 // per ms
+	a := lambda * q.ServiceMS   // offered load, in servers
+	w := Wait{Utilization: a / float64(c)}
+	if q.RatePerS <= 0 || q.ServiceMS <= 0 {
+		w.Stable = true
+		return w
+	}
+	if w.Utilization >= 1 {
+		w.PWait, w.MeanMS, w.P95MS = 1, math.Inf(1), math.Inf(1)
+		return w
+	}
+	w.Stable = true
+	w.PWait = ErlangC(c, a)
+	scale := (1 + q.ServiceCV2) / 2
+	theta := scale / (float64(c)/q.ServiceMS - lambda) // ms
+	w.MeanMS = w.PWait * theta
+	if w.PWait > 0.05 {
+		w.P95MS = theta * math.Log(w.PWait/0.05)
+	}
+	return w
+}
+
+// ErlangC is the probability that an arrival waits in an M/M/c queue with
+// offered load a = λ/μ (in servers, a < c), computed through Erlang B's
+// recursion B(k) = a B(k−1) / (k + a B(k−1)), which is stable for any c:
+// C = B(c) / (1 − (a/c)(1 − B(c))).
+func ErlangC(c int, a float64) float64 {
+	if a <= 0 {
+		return 0
+	}
+	rho := a / float64(c)
+	if rho >= 1 {
+		return 1
+	}
+	b := 1.0
+	for k := 1; k <= c; k++ {
+		b = a * b / (float64(k) + a*b)
+	}
+	return b / (1 - rho*(1-b))
+}
+
+// PoissonQuantile is the smallest k with P(N ≤ k) ≥ q for N ~ Poisson(mean).
+// Above a mean of 500 it uses the normal approximation with a continuity
+// correction, whose error there is under one count.
+func PoissonQuantile(mean, q float64) int {
+	if mean <= 0 {
+		return 0
+	}
+	if mean > 500 {
+		return int(math.Ceil(mean + normalQuantile(q)*math.Sqrt(mean) - 0.5))
+	}
+	p := math.Exp(-mean)
+	cdf := p
+	k := 0
+	for cdf < q && k < 100_000 {
+		k++
+		p *= mean / float64(k)
+		cdf += p
+	}
+	return k
+}
+
+// PoissonPMF fills pmf[k] = P(N = k) for N ~ Poisson(mean), k < len(pmf),
+// and puts the rest of the mass (k ≥ len(pmf)−1) in the last entry, so the
+// entries add up to 1.
+func PoissonPMF(mean float64, pmf []float64) {
+	if len(pmf) == 0 {
+		return
+	}
+	if mean <= 0 {
+		clear(pmf)
+		pmf[0] = 1
+		return
+	}
+	// log-space start avoids underflow of exp(−mean) for large means.
+	sum := 0.0
+	for k := range pmf {
+		lk, _ := math.Lgamma(float64(k) + 1)
+		pmf[k] = math.Exp(float64(k)*math.Log(mean) - mean - lk)
+		sum += pmf[k]
+	}
+	pmf[len(pmf)-1] += math.Max(0, 1-sum)
+}
+
+// normalQuantile is Φ⁻¹(q) for the q this package uses.
+func normalQuantile(q float64) float64 {
+	return math.Sqrt2 * math.Erfinv(2*q-1)
+}

@@ -1,0 +1,411 @@
+package capacity
+
+import (
+	"math"
+	"sort"
+)
+
+// StepTimer is the engine model's time of one iteration (the contract of
+// TEAM.md): prefill chunk i runs prefillTokens[i] new tokens on top of
+// prefillContext[i] tokens already in that sequence's KV, and every
+// decoding sequence j, with decodeContext[j] tokens of context, advances by
+// one token. Milliseconds; pure and safe for concurrent use. *perf.Model
+// implements it.
+type StepTimer interface {
+	StepMS(prefillTokens, prefillContext, decodeContext []int) float64
+}
+
+// hitCase is one way a request finds its prefix: with probability prob its
+// first cached tokens are in the worker's prefix cache.
+type hitCase struct {
+	prob   float64
+	cached int
+}
+
+// workerModel is one worker of a pool: its engine model, the workload and
+// its scheduling limits. Step times depend only on the batch, so they are
+// computed once per batch size and reused at every rate the search tries.
+type workerModel struct {
+	step     StepTimer
+	isl, osl int
+	budget   int   // max_num_batched_tokens: tokens per iteration
+	maxSeqs  int   // max_num_seqs
+	slots    int64 // KV slots of the worker, tokens
+	block    int   // tokens per KV block
+	prefills bool  // runs prefill (aggregated worker or prefill worker)
+	decodes  bool  // runs decode (aggregated worker or decode worker)
+	hits     []hitCase
+
+	dec     []float64         // dec[b]: a decode-only iteration of b sequences; NaN = not yet computed
+	alone   map[int][]chunked // per batch b of decodes riding along: per hit case
+	ctxBuf  []int
+	oneTok  [1]int
+	oneCtx  [1]int
+	packTok []int
+	packCtx []int
+}
+
+// chunked is one prompt's prefill on a worker with b sequences decoding.
+type chunked struct {
+	aloneMS  float64 // the prompt alone: the sum of its chunks' iterations
+	chunks   int     // iterations it takes (chunked to the token budget)
+	packedMS float64 // GPU time per prompt when prompts queue: iterations packed to the budget
+}
+
+func newWorkerModel(step StepTimer, isl, osl, budget, maxSeqs int, slots int64, block int, prefills, decodes bool, hits []hitCase) *workerModel {
+	if len(hits) == 0 {
+		hits = []hitCase{{prob: 1}}
+	}
+	return &workerModel{step: step, isl: isl, osl: osl, budget: budget, maxSeqs: maxSeqs, slots: slots,
+		block: max(1, block), prefills: prefills, decodes: decodes, hits: hits, alone: map[int][]chunked{}}
+}
+
+// need is the KV slots a running sequence reserves: the blocks of its whole
+// prompt and output (a decode worker) or of its prompt (a prefill worker).
+func (w *workerModel) need() int64 {
+	n := w.isl
+	if w.decodes {
+		n += w.osl
+	}
+	return int64((n + w.block - 1) / w.block * w.block)
+}
+
+// batchCap is the most sequences the worker runs at once: max_num_seqs, or
+// as many as the KV slots hold, whichever is smaller.
+func (w *workerModel) batchCap() int {
+	return int(min(int64(w.maxSeqs), w.slots/w.need()))
+}
+
+// decodeStep is the time of an iteration that advances b decoding
+// sequences, their contexts spread evenly over the output (isl + (j + ½) ×
+// osl / b tokens), so their mean is isl + osl/2.
+func (w *workerModel) decodeStep(b int) float64 {
+	if b <= 0 {
+		return 0
+	}
+	for len(w.dec) <= b {
+		w.dec = append(w.dec, math.NaN())
+	}
+	if v := w.dec[b]; !math.IsNaN(v) {
+		return v
+	}
+	v := w.step.StepMS(nil, nil, w.contexts(b))
+	w.dec[b] = v
+	return v
+}
+
+func (w *workerModel) contexts(b int) []int {
+	if cap(w.ctxBuf) < b {
+		w.ctxBuf = make([]int, b, 2*b)
+	}
+	ctx := w.ctxBuf[:b]
+	for j := range ctx {
+		ctx[j] = w.isl + int((float64(j)+0.5)*float64(w.osl)/float64(b))
+	}
+	return ctx
+}
+
+// prefill returns, per hit case, a prompt's prefill with b sequences decoding
+// in the same iterations (b = 0 on a prefill worker).
+func (w *workerModel) prefill(b int) []chunked {
+	if c, ok := w.alone[b]; ok {
+		return c
+	}
+	var dctx []int
+	if b > 0 {
+		dctx = append([]int(nil), w.contexts(b)...)
+	}
+	room := max(1, w.budget-b) // every decoding sequence takes one token of the budget
+	out := make([]chunked, len(w.hits))
+	for i, h := range w.hits {
+		p := w.isl - h.cached
+		var c chunked
+		for ctx, left := h.cached, p; left > 0; {
+			n := min(left, room)
+			w.oneTok[0], w.oneCtx[0] = n, ctx
+			c.aloneMS += w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+			c.chunks++
+			ctx += n
+			left -= n
+		}
+		c.packedMS = c.aloneMS
+		if k := room / max(1, p); k > 1 {
+			// Prompts that queue share iterations: k of them fill the budget.
+			w.packTok, w.packCtx = w.packTok[:0], w.packCtx[:0]
+			for range k {
+				w.packTok, w.packCtx = append(w.packTok, p), append(w.packCtx, h.cached)
+			}
+			c.packedMS = w.step.StepMS(w.packTok, w.packCtx, dctx) / float64(k)
+		}
+		out[i] = c
+	}
+	w.alone[b] = out
+	return out
+}
+
+// interp evaluates f, defined on whole batches, at a fractional batch x by
+// linear interpolation.
+func interp(f func(int) float64, x float64) float64 {
+	lo := int(math.Floor(x))
+	fr := x - float64(lo)
+	if fr == 0 {
+		return f(lo)
+	}
+	return f(lo)*(1-fr) + f(lo+1)*fr
+}
+
+// prefillMix is the mean of the hit cases of a prompt's prefill at batch b.
+type prefillMix struct {
+	aloneMS, chunkMS, packedMS, packedCV2 float64
+	aloneP95MS                            float64 // the slowest case at least 5% of prompts take
+}
+
+func (w *workerModel) prefillAt(b int) prefillMix {
+	cs := w.prefill(b)
+	var m prefillMix
+	var sq float64
+	for i, c := range cs {
+		p := w.hits[i].prob
+		m.aloneMS += p * c.aloneMS
+		m.chunkMS += p * c.aloneMS / float64(max(1, c.chunks))
+		m.packedMS += p * c.packedMS
+		sq += p * c.packedMS * c.packedMS
+	}
+	if m.packedMS > 0 {
+		m.packedCV2 = math.Max(0, sq/(m.packedMS*m.packedMS)-1)
+	}
+	// p95 of a discrete mixture: the largest case whose tail mass ≥ 5%.
+	idx := make([]int, len(cs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return cs[idx[a]].aloneMS > cs[idx[b]].aloneMS })
+	tail := 0.0
+	for _, i := range idx {
+		tail += w.hits[i].prob
+		m.aloneP95MS = cs[i].aloneMS
+		if tail >= 0.05 {
+			break
+		}
+	}
+	return m
+}
+
+func (w *workerModel) prefillAtF(x float64) prefillMix {
+	lo := int(math.Floor(x))
+	fr := x - float64(lo)
+	a := w.prefillAt(lo)
+	if fr == 0 {
+		return a
+	}
+	b := w.prefillAt(lo + 1)
+	mix := func(u, v float64) float64 { return u*(1-fr) + v*fr }
+	return prefillMix{mix(a.aloneMS, b.aloneMS), mix(a.chunkMS, b.chunkMS), mix(a.packedMS, b.packedMS),
+		mix(a.packedCV2, b.packedCV2), mix(a.aloneP95MS, b.aloneP95MS)}
+}
+
+// workerLoad is a worker at a request rate: the steady state of its batch
+// and what a request sees.
+type workerLoad struct {
+	RatePerS float64
+	Stable   bool
+	Limit    string // why it is not stable: limitPrefill, limitDecode or limitKV
+
+	Batch    float64 // mean decoding sequences (Little: rate × (osl − 1) × ITL)
+	BatchCap int     // max_num_seqs or what the KV slots hold
+	KVBound  bool    // the KV slots, not max_num_seqs, set BatchCap
+
+	ITLMeanMS, ITLP95MS float64
+	MixedShare          float64 // share of a sequence's tokens that come from iterations carrying prefill
+
+	Prefill        prefillMix // at the mean batch
+	PrefillUtil    float64    // rate × packed prefill time: the GPU time prefill takes
+	Admission      Wait       // waiting for a batch seat (KV slots or max_num_seqs)
+	SlotsInUse     float64    // mean KV slots held by running sequences, tokens
+	DecodeInFlight float64    // mean iteration in flight when a request arrives (half an ITL)
+}
+
+// Reasons a candidate fails or what bounds its capacity (JSON limited_by).
+const (
+	limitPrefill = "prefill compute"
+	limitDecode  = "decode ITL"
+	limitKV      = "KV slots"
+	limitLink    = "link"
+	limitMemory  = "memory"
+	limitTTFT    = "TTFT"
+)
+
+// solve finds the worker's steady state at ratePerS requests per second.
+//
+// Decode: a request decodes for osl − 1 iterations after its first token,
+// so by Little's law the mean number decoding is B = λ (osl − 1) × ITL,
+// while ITL is the mean iteration a decoding sequence sees. A sequence sees
+// the others as Poisson(B) (the arrival theorem of an infinite-server
+// queue), so its batch is 1 + B on average. On a worker that also
+// prefills, a share u of the time goes to iterations that carry prefill
+// chunks (each the prompt's chunk time S_m); the rest are decode-only
+// (S_d): u = max(λ × packed prefill, 1 − exp(−λ × prefill alone)), the
+// first term the GPU time prefill needs when prompts queue, the second the
+// chance that a prompt is in progress when they do not, and
+//
+//	ITL = 1 / (u / S_m + (1 − u) / S_d).
+//
+// B is the root of λ (osl − 1) ITL(B) − B, found by bisection; when it
+// lies beyond the batch cap the worker cannot hold the load.
+func (w *workerModel) solve(ratePerS float64) workerLoad {
+	lam := ratePerS / 1000
+	ld := workerLoad{RatePerS: ratePerS, BatchCap: w.batchCap()}
+	ld.KVBound = w.slots/w.need() < int64(w.maxSeqs)
+	if ld.BatchCap < 1 {
+		ld.Limit = limitKV
+		return ld
+	}
+	if !w.decodes {
+		return w.solvePrefillOnly(ld, lam)
+	}
+	itl := func(B float64) (itlMS, share float64, pm prefillMix, prefillOK bool) {
+		b := 1 + B
+		sd := interp(w.decodeStep, b)
+		if !w.prefills {
+			return sd, 0, prefillMix{}, true
+		}
+		pm = w.prefillAtF(B) // the prompt shares iterations with B decoding sequences
+		if lam*pm.packedMS >= 1 {
+			return math.Inf(1), 1, pm, false
+		}
+		u := math.Min(1, math.Max(lam*pm.packedMS, -math.Expm1(-lam*pm.aloneMS)))
+		rate := u/pm.chunkMS + (1-u)/sd
+		itlMS = 1 / rate
+		return itlMS, u / pm.chunkMS * itlMS, pm, true
+	}
+	g := func(B float64) float64 {
+		t, _, _, ok := itl(B)
+		if !ok {
+			return math.Inf(1)
+		}
+		return lam*float64(w.osl-1)*t - B
+	}
+	// The smallest root: scan up in doubling steps for the first batch at
+	// which the load is carried (g ≤ 0), then bisect. Past the root g turns
+	// positive again where bigger batches squeeze the prefill budget, which
+	// is the unstable branch.
+	top := float64(ld.BatchCap - 1)
+	B, lo, hi := 0.0, 0.0, -1.0
+	if g(0) > 0 {
+		for x := 1.0; ; x *= 2 {
+			x = math.Min(x, top)
+			if g(x) <= 0 {
+				hi = x
+				break
+			}
+			lo = x
+			if x == top {
+				break
+			}
+		}
+	} else {
+		hi = 0
+	}
+	switch {
+	case hi < 0:
+		// No steady state below the cap: the load needs more seats than the
+		// worker has, or more compute than it has at any batch.
+		B = top
+		_, _, pm, ok := itl(0)
+		switch {
+		case !ok || lam*pm.packedMS >= 1:
+			ld.Limit = limitPrefill
+		case ld.BatchCap < w.maxSeqs:
+			ld.Limit = limitKV
+		default:
+			ld.Limit = limitDecode
+		}
+	case hi == 0:
+		B = 0
+	default:
+		for range 60 {
+			mid := (lo + hi) / 2
+			if g(mid) > 0 {
+				lo = mid
+			} else {
+				hi = mid
+			}
+			if hi-lo < 1e-7 {
+				break
+			}
+		}
+		B = hi
+	}
+	ld.Batch = B
+	t, share, pm, ok := itl(B)
+	ld.ITLMeanMS, ld.MixedShare, ld.Prefill = t, share, pm
+	if w.prefills {
+		ld.PrefillUtil = lam * pm.packedMS
+	}
+	if !ok || ld.Limit != "" {
+		if ld.Limit == "" {
+			ld.Limit = limitPrefill
+		}
+		ld.ITLMeanMS, ld.ITLP95MS = math.Inf(1), math.Inf(1)
+		return ld
+	}
+	ld.ITLP95MS = w.itlP95(B, share, ld.BatchCap)
+	ld.DecodeInFlight = t / 2
+	// Seats: a request holds its seat (and KV) from admission to its last token.
+	seat := float64(w.osl-1)*t + pm.aloneMS
+	ld.Admission = Queue{RatePerS: ratePerS, Servers: ld.BatchCap, ServiceMS: seat}.Wait()
+	ld.SlotsInUse = lam * seat * float64(w.need())
+	if !ld.Admission.Stable {
+		ld.Limit = limitKV
+		if !ld.KVBound {
+			ld.Limit = limitDecode
+		}
+		return ld
+	}
+	ld.Stable = true
+	return ld
+}
+
+// solvePrefillOnly is a prefill worker: prompts one after another (packed
+// when they are short), nothing decoding alongside.
+func (w *workerModel) solvePrefillOnly(ld workerLoad, lam float64) workerLoad {
+	pm := w.prefillAt(0)
+	ld.Prefill = pm
+	ld.PrefillUtil = lam * pm.packedMS
+	if ld.PrefillUtil >= 1 {
+		ld.Limit = limitPrefill
+		return ld
+	}
+	ld.Stable = true
+	return ld
+}
+
+// itlP95 is the 95th percentile of the gaps between a sequence's tokens: a
+// gap is an iteration of 1 + N sequences, N ~ Poisson(B) capped at the
+// batch cap, which carries a prefill chunk with probability share.
+func (w *workerModel) itlP95(B, share float64, batchCap int) float64 {
+	top := min(batchCap-1, PoissonQuantile(B, 0.9999)+1)
+	pmf := make([]float64, top+1)
+	PoissonPMF(B, pmf)
+	type gap struct{ ms, p float64 }
+	gaps := make([]gap, 0, 2*len(pmf))
+	for n, p := range pmf {
+		if p <= 0 {
+			continue
+		}
+		b := 1 + n
+		gaps = append(gaps, gap{w.decodeStep(b), p * (1 - share)})
+		if share > 0 {
+			gaps = append(gaps, gap{w.prefillAt(b).chunkMS, p * share})
+		}
+	}
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i].ms > gaps[j].ms })
+	tail := 0.0
+	for _, g := range gaps {
+		tail += g.p
+		if tail >= 0.05 {
+			return g.ms
+		}
+	}
+	return gaps[len(gaps)-1].ms
+}
