@@ -1,0 +1,214 @@
+package capacity
+
+import (
+	"math"
+)
+
+// evaluation is a shape with worker counts at a rate: every figure of the
+// candidate and, when it fails, why.
+type evaluation struct {
+	workers []int // per role
+	rate    float64
+
+	loads   []workerLoad // per role
+	prefill Wait         // the prefill queue of the pool that prefills
+	hit     float64      // share of requests that find their prefix cached
+
+	transfer transferLoad
+
+	ttftMeanMS, ttftP95MS float64
+	itlMeanMS, itlP95MS   float64
+	ttftParts             []part // the terms of TTFT p95, in order
+
+	ok    bool   // meets both SLOs
+	limit string // why not (or "" when ok)
+	worst float64
+}
+
+// part is one term of TTFT.
+type part struct {
+	name          string
+	meanMS, p95MS float64
+}
+
+// gpus is the GPU count of the shape at the given worker counts.
+func (s *shape) gpus(workers []int) int {
+	n := 0
+	for i, r := range s.roles {
+		n += workers[i] * r.tp
+	}
+	return n
+}
+
+// evaluate computes every figure of s with workers per role at rate
+// requests per second.
+func (q *Query) evaluate(s *shape, workers []int, rate float64) *evaluation {
+	e := &evaluation{workers: workers, rate: rate}
+	for _, r := range s.roles {
+		if !r.fits {
+			e.limit = limitMemory
+			e.worst = math.Inf(1)
+			return e
+		}
+	}
+	if s.mode == ModeAggregated {
+		q.evalAggregated(s, e)
+	} else {
+		q.evalDisaggregated(s, e)
+	}
+	q.judge(e)
+	return e
+}
+
+// holderHits are the hit cases of a pool of workers that keep the prefix
+// cache: two passes, the first without hits to learn how many KV slots the
+// running requests hold, the second with the slots left over for prefixes.
+func (q *Query) holderHits(s *shape, r *role, workers int, rate float64, inUse func(*workerModel) float64) ([]hitCase, float64) {
+	if q.CachedFraction == 0 && q.Prefixes == 0 {
+		return nil, 0
+	}
+	used := 0.0
+	if q.Prefixes > 0 {
+		used = inUse(s.worker(q, r, q.hitCases(0, workers)))
+	}
+	hits := q.hitCases(float64(r.slots)-used, workers)
+	hp := 0.0
+	for _, h := range hits {
+		if h.cached > 0 {
+			hp += h.prob
+		}
+	}
+	return hits, hp
+}
+
+func (q *Query) evalAggregated(s *shape, e *evaluation) {
+	r, n := s.roles[0], e.workers[0]
+	per := e.rate / float64(n)
+	hits, hp := q.holderHits(s, r, n, e.rate, func(w *workerModel) float64 { return w.solve(per).SlotsInUse })
+	e.hit = hp
+	w := s.worker(q, r, hits)
+	ld := w.solve(per)
+	e.loads = []workerLoad{ld}
+	if !ld.Stable {
+		e.limit = ld.Limit
+		return
+	}
+	// Prefill waits in one queue for the pool: a load-aware router (Dynamo's
+	// KV router weighs each worker's prefill and decode load) sends a
+	// request where it starts soonest, which M/G/c approximates.
+	e.prefill = Queue{RatePerS: e.rate, Servers: n, ServiceMS: ld.Prefill.packedMS, ServiceCV2: ld.Prefill.packedCV2}.Wait()
+	if !e.prefill.Stable {
+		e.limit = limitPrefill
+		return
+	}
+	e.ttftParts = []part{
+		{"frontend", q.FrontendMS, q.FrontendMS},
+		{"iteration in flight", ld.DecodeInFlight, ld.ITLP95MS},
+		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS},
+		{"prefill", ld.Prefill.aloneMS, ld.Prefill.aloneP95MS},
+		{"wait for a batch seat", ld.Admission.MeanMS, ld.Admission.P95MS},
+	}
+	e.itlMeanMS, e.itlP95MS = ld.ITLMeanMS, ld.ITLP95MS
+}
+
+func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
+	pr, dr := s.roles[0], s.roles[1]
+	np, nd := e.workers[0], e.workers[1]
+	pper, dper := e.rate/float64(np), e.rate/float64(nd)
+	dw := s.worker(q, dr, nil)
+	dl := dw.solve(dper)
+	// The prefill workers hold a prompt's KV from its prefill until its
+	// transfer ends; the transfer is computed first without the prefill's own
+	// hold, which it does not depend on.
+	tr := q.transfer(s, np, nd, e.rate)
+	e.transfer = tr
+	hits, hp := q.holderHits(s, pr, np, e.rate, func(w *workerModel) float64 {
+		ld := w.solve(pper)
+		return pper / 1000 * (ld.Prefill.aloneMS + tr.meanMS) * float64(w.need())
+	})
+	e.hit = hp
+	pw := s.worker(q, pr, hits)
+	pl := pw.solve(pper)
+	e.loads = []workerLoad{pl, dl}
+	switch {
+	case !pl.Stable:
+		e.limit = pl.Limit
+		return
+	case !dl.Stable:
+		e.limit = dl.Limit
+		return
+	case !tr.stable:
+		e.limit = limitLink
+		return
+	}
+	held := pper / 1000 * (pl.Prefill.aloneMS + tr.meanMS) * float64(pw.need())
+	if held > float64(pr.slots) {
+		e.limit = limitKV
+		return
+	}
+	e.prefill = Queue{RatePerS: e.rate, Servers: np, ServiceMS: pl.Prefill.packedMS, ServiceCV2: pl.Prefill.packedCV2}.Wait()
+	if !e.prefill.Stable {
+		e.limit = limitPrefill
+		return
+	}
+	e.ttftParts = []part{
+		{"frontend", q.FrontendMS, q.FrontendMS},
+		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS},
+		{"prefill", pl.Prefill.aloneMS, pl.Prefill.aloneP95MS},
+		{"KV transfer", tr.meanMS, tr.p95MS},
+		{"wait for a decode seat", dl.Admission.MeanMS, dl.Admission.P95MS},
+		{"first decode step", dl.ITLMeanMS, dl.ITLP95MS},
+	}
+	e.itlMeanMS, e.itlP95MS = dl.ITLMeanMS, dl.ITLP95MS
+}
+
+// judge adds up TTFT and compares both figures with the SLO. TTFT p95 is
+// the sum of its parts' p95s: conservative, as they are not all at their
+// 95th percentile together.
+func (q *Query) judge(e *evaluation) {
+	if e.limit != "" {
+		e.ttftMeanMS, e.ttftP95MS, e.itlMeanMS, e.itlP95MS = math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+		e.worst = math.Inf(1)
+		return
+	}
+	e.ttftMeanMS, e.ttftP95MS = 0, 0
+	for _, p := range e.ttftParts {
+		e.ttftMeanMS += p.meanMS
+		e.ttftP95MS += p.p95MS
+	}
+	tr, ir := e.ttftP95MS/q.TTFTP95MS, e.itlP95MS/q.ITLP95MS
+	e.worst = math.Max(tr, ir)
+	e.ok = tr <= 1 && ir <= 1
+	switch {
+	case e.ok:
+	case ir > 1 && ir >= tr:
+		e.limit = limitDecode
+	default:
+		e.limit = e.ttftCause()
+	}
+}
+
+// ttftCause names what makes TTFT long: the largest part beyond the
+// prefill itself decides between prefill compute, the link and KV slots.
+func (e *evaluation) ttftCause() string {
+	best, cause := -1.0, limitPrefill
+	for _, p := range e.ttftParts {
+		c := ""
+		switch p.name {
+		case "prefill queue", "prefill":
+			c = limitPrefill
+		case "KV transfer":
+			c = limitLink
+		case "wait for a batch seat", "wait for a decode seat":
+			c = limitKV
+		case "iteration in flight", "first decode step":
+			c = limitDecode
+		default:
+			continue
+		}
+		if p.p95MS > best {
+			best, cause = p.p95MS, c
+		}
+	}
+	return cause
+}
