@@ -25,7 +25,8 @@ type Model struct {
 	Layers    int    `toml:"layers" json:"layers,omitempty"`         // decoder layers of every kind, MTP layers excluded
 	KVHeads   int    `toml:"kv_heads" json:"kv_heads,omitempty"`     // key/value heads of a full-attention layer
 	HeadDim   int    `toml:"head_dim" json:"head_dim,omitempty"`     // per-head dimension of K and V
-	KVDtype   string `toml:"kv_dtype" json:"kv_dtype,omitempty"`     // default KV cache dtype (the model's torch_dtype)
+	KVDtype   string `toml:"kv_dtype" json:"kv_dtype,omitempty"`     // default KV cache dtype (the model's torch_dtype, or the checkpoint's KV scheme)
+	Dtype     string `toml:"dtype" json:"dtype,omitempty"`           // the model's own dtype as served (activations, linear/Mamba conv state); "" = kv_dtype
 	MTPLayers int    `toml:"mtp_layers" json:"mtp_layers,omitempty"` // multi-token-prediction layers; not counted in KV bytes
 
 	MLA    *MLA         `toml:"mla" json:"mla,omitempty"`       // multi-head latent attention (DeepSeek-V2/V3, Kimi K2)
@@ -102,7 +103,12 @@ type Link struct {
 	Efficiency  float64  `toml:"efficiency" json:"efficiency,omitempty"` // effective / nominal, in (0, 1]; used when Effective is empty
 	Latency     string   `toml:"latency" json:"latency,omitempty"`       // per-transfer latency: "0.5ms", "20us"
 	Shared      bool     `toml:"shared" json:"shared"`                   // concurrent transfers divide the throughput
-	Source      string   `toml:"source" json:"source,omitempty"`
+	// RatePer says what the rate is the rate of: "gpu" (one rail per GPU,
+	// rail-optimized RDMA as on DGX/HGX nodes: each tensor-parallel rank
+	// sends its own KV shard at the full rate) or "node" (one path per host,
+	// an Ethernet port or host TCP: every rank's KV crosses it). "" = node.
+	RatePer string `toml:"rate_per" json:"rate_per"`
+	Source  string `toml:"source" json:"source,omitempty"`
 
 	NominalBytesPerS   float64 `toml:"-" json:"nominal_bytes_per_s"`
 	EffectiveBytesPerS float64 `toml:"-" json:"effective_bytes_per_s"`
@@ -110,6 +116,16 @@ type Link struct {
 	File               string  `toml:"-" json:"-"`
 	Line               int     `toml:"-" json:"-"`
 }
+
+// Values of Link.RatePer.
+const (
+	RatePerGPU  = "gpu"  // one rail per GPU: each tensor-parallel rank sends at the full rate
+	RatePerNode = "node" // one path per host, shared by every rank
+)
+
+// PerGPU reports whether every GPU of a worker has a rail of its own at the
+// link's rate.
+func (l *Link) PerGPU() bool { return l.RatePer == RatePerGPU }
 
 // GPU is one accelerator model.
 //

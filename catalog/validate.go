@@ -47,6 +47,9 @@ func (m *Model) validate() []fieldErr {
 	if b, ok := dtypeBytes[m.KVDtype]; !ok || b < 1 {
 		add("kv_dtype", "%q is not one of bf16, fp16, fp8, int8, fp32", m.KVDtype)
 	}
+	if m.Dtype != "" && m.Dtype != "bf16" && m.Dtype != "fp16" && m.Dtype != "fp32" {
+		add("dtype", "%q is not one of bf16, fp16, fp32 (or leave it out: the kv_dtype)", m.Dtype)
+	}
 	if m.WeightsBytes < 0 {
 		add("weights_bytes", "must be >= 0 (got %d)", m.WeightsBytes)
 	}
@@ -66,7 +69,7 @@ func (m *Model) validate() []fieldErr {
 		if m.MLA.FP8EntryBytes < 0 {
 			add("mla.fp8_entry_bytes", "must be >= 0 (got %d; 0 = one byte an element)", m.MLA.FP8EntryBytes)
 		}
-	} else {
+	} else if m.HasAttention() {
 		if m.KVHeads <= 0 {
 			add("kv_heads", "must be > 0 (got %d)", m.KVHeads)
 		}
@@ -85,6 +88,20 @@ func (m *Model) validate() []fieldErr {
 		}
 	}
 	return errs
+}
+
+// HasAttention reports whether any of m's layers keeps a KV cache (a model
+// of Mamba layers only has none, and needs no kv_heads nor head_dim).
+func (m *Model) HasAttention() bool {
+	if len(m.Layout) == 0 {
+		return true
+	}
+	for _, g := range m.Layout {
+		if g.Kind == LayerFull || g.Kind == LayerSliding || g.Kind == LayerCompressed {
+			return true
+		}
+	}
+	return false
 }
 
 // validate checks one layout group; f names it ("layout[2]") in messages.
@@ -198,6 +215,13 @@ func (l *Link) validate() []fieldErr {
 		l.EffectiveBytesPerS = l.NominalBytesPerS * l.Efficiency
 	default:
 		add("efficiency", "must be in (0, 1] (got %g), or give effective = \"104MB/s\"", l.Efficiency)
+	}
+	switch l.RatePer {
+	case "":
+		l.RatePer = RatePerNode // the conservative reading: every rank shares one path
+	case RatePerGPU, RatePerNode:
+	default:
+		add("rate_per", "%q is not accepted: want \"gpu\" (a rail per GPU, rail-optimized RDMA) or \"node\" (one path per host)", l.RatePer)
 	}
 	if l.Latency == "" {
 		add("latency", "missing: per-transfer latency such as \"0.5ms\"")

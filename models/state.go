@@ -20,8 +20,7 @@ import (
 // Both are split across tensor-parallel ranks with the heads (rounded up).
 // The SSM dtype is the one the config pins for the layer (ssm_dtype),
 // else the convention's default; the conv dtype is the convention's, else
-// the model's dtype (its kv_dtype default, not a --kv-dtype override: the
-// engines keep the state in the model dtype when the KV cache is fp8).
+// the model's dtype (ModelDtype: not the KV cache's, which may be fp8).
 type StateConvention struct {
 	Engine          string // vllm or sglang
 	ConvKernelLess  int    // the conv state keeps conv_kernel − ConvKernelLess columns
@@ -46,6 +45,18 @@ func (s StateConvention) Describe() string {
 		d += "; " + s.Note
 	}
 	return d
+}
+
+// Brief says the convention in a few words.
+func (s StateConvention) Brief() string {
+	conv, ssm := "the model dtype", "the model dtype"
+	if s.ConvDtype != "" {
+		conv = s.ConvDtype
+	}
+	if s.DefaultSSMDtype != "" {
+		ssm = s.DefaultSSMDtype
+	}
+	return fmt.Sprintf("conv keeps conv_kernel − %d columns in %s, the recurrent state is in the config's dtype, else %s", s.ConvKernelLess, conv, ssm)
 }
 
 // ConvColumns is the number of conv columns a request keeps.
@@ -92,7 +103,7 @@ func (s StateConvention) layerState(m *catalog.Model, lg catalog.LayerGroup, tp 
 	if lg.SSMStateElements == 0 {
 		return ceilDiv(lg.StateBytes, t), 0, 0
 	}
-	model, _ := catalog.DtypeBytes(m.KVDtype)
+	model, _ := catalog.DtypeBytes(ModelDtype(m))
 	convB, ssmB := model, model
 	if s.ConvDtype != "" {
 		convB, _ = catalog.DtypeBytes(s.ConvDtype)
@@ -106,4 +117,12 @@ func (s StateConvention) layerState(m *catalog.Model, lg catalog.LayerGroup, tp 
 	conv = int64(s.ConvColumns(lg.ConvKernel)) * ceilDiv(int64(lg.ConvDim), t) * int64(convB)
 	ssm = ceilDiv(lg.SSMStateElements, t) * int64(ssmB)
 	return conv + ssm, conv, ssm
+}
+
+// ModelDtype is the dtype a model is served in: its dtype, else its KV dtype.
+func ModelDtype(m *catalog.Model) string {
+	if m.Dtype != "" {
+		return m.Dtype
+	}
+	return m.KVDtype
 }

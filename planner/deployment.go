@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/kvplan/kvplan/catalog"
@@ -20,26 +21,41 @@ const SameGPULink = "same-gpu-nixl"
 
 // PoolPlan is the figures of one pool of identical workers.
 type PoolPlan struct {
-	Name                 string
-	Role                 string
-	Workers              int
-	GPU                  *catalog.GPU
-	GPUs                 int // GPUs the pool occupies (workers × tp; 0 when it shares another pool's)
-	ConcurrencyPerWorker int
+	Name    string
+	Role    string
+	Workers int
+	GPU     *catalog.GPU
+	TP      int    // tensor-parallel ranks of one worker: pools.<name>.tp, else model.tp
+	GPUs    int    // GPUs the pool occupies (workers × tp; 0 when it shares another pool's)
+	TPError string // why the engine refuses this tp for the model (models.CheckTP); "" when it accepts it
+	KV      *KVPlan
+
+	// RequestsInFlight is the mean number of requests holding KV on the
+	// pool's workers: the plan's concurrency when aggregated; when
+	// disaggregated, its share by Little's law (a request holds KV on the
+	// prefill pool through prefill and transfer, on the decode pool through
+	// transfer and decode).
+	RequestsInFlight     float64
+	ConcurrencyPerWorker int // ceil(RequestsInFlight / workers), at least 1
 	StagesKVInHost       bool
 	Memory               *MemoryPlan
 	ITLMS                float64 // decode step time, for pools that decode
+
+	Fit      WeightsFit
+	InFlight KVInFlight
+	Prompt   PromptFit
+	Prefill  PrefillCapacity
 }
 
 // Deployment is every figure of a plan file: what `kvplan check` feeds the
 // rules and shows as key figures.
 type Deployment struct {
 	Plan   *planfile.Plan
-	Model  *catalog.Model
-	Link   *catalog.Link // nil when the plan is not disaggregated and names none
+	Model  *catalog.Model // with the plan's model.weight_dtype applied
+	Link   *catalog.Link  // nil when the plan is not disaggregated and names none
 	Engine *catalog.Engine
-	KV     *KVPlan // one request's prompt
-	// RequestKVBytes is the KV of a whole request (prompt and output), all ranks.
+	KV     *KVPlan // one request's prompt, at model.tp
+	// RequestKVBytes is the KV of a whole request (prompt and output), all ranks, at model.tp.
 	RequestKVBytes int64
 	Pools          []*PoolPlan
 
@@ -54,6 +70,8 @@ type Deployment struct {
 	USDPerHour float64 // on-demand cost of those GPUs
 
 	Derivation Derivation
+
+	cat *catalog.Catalog
 }
 
 // RoutingFigures compare the prefix working set with the KV slots of the
@@ -69,28 +87,21 @@ type RoutingFigures struct {
 }
 
 // PlanDeployment resolves a plan file against the catalog and computes every
-// figure the rules use. Unknown names are errors at the plan file's line.
+// figure the rules use. Unknown names are errors at the plan file's line; a
+// deployment that cannot work (weights that do not fit, a tp the engine
+// refuses) is not an error: its figures say so, and the rules turn them into
+// findings.
 func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error) {
 	at := p.FieldError // errors at the field's place in the plan file or manifest
-	dep := &Deployment{Plan: p}
-	var err error
-	if p.Model.Name != "" {
-		if dep.Model, err = cat.Model(p.Model.Name); err != nil {
-			return nil, at("model.name", err)
-		}
-	} else {
-		data, err := os.ReadFile(p.ConfigPath())
-		if err != nil {
-			return nil, at("model.config", err)
-		}
-		if dep.Model, _, err = hfimport.ImportConfig(data, p.ConfigPath(), ""); err != nil {
-			return nil, err
-		}
+	dep := &Deployment{Plan: p, cat: cat}
+	if err := dep.resolveModel(cat, at); err != nil {
+		return nil, err
 	}
 	engine := p.Runtime.Engine
 	if engine == "" {
 		engine = DefaultEngine
 	}
+	var err error
 	if dep.Engine, err = cat.Engine(engine); err != nil {
 		return nil, at("runtime.engine", err)
 	}
@@ -112,13 +123,65 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		dep.USDPerHour += float64(pp.GPUs) * pp.GPU.USDPerHour
 	}
 	d := &dep.Derivation
-	d.Add("gpus", float64(dep.GPUs), "GPUs", "Σ pools workers × tp (a pool that shares another's GPU adds none)", "%d", dep.GPUs)
+	d.Add("gpus", float64(dep.GPUs), "GPUs", "Σ pools workers × pool tp (a pool that shares another's GPU adds none)", "%s", dep.gpuTerms())
 	d.Add("usd_per_hour", dep.USDPerHour, "$/h", "Σ pools GPUs × on-demand $/hour of the GPU", "%.2f", dep.USDPerHour)
 	if err := dep.planLatency(at); err != nil {
 		return nil, err
 	}
 	dep.planRouting()
+	for _, pp := range dep.Pools {
+		if err := dep.poolFigures(pp); err != nil {
+			return nil, at("pools."+pp.Name, err)
+		}
+	}
+	dep.planPrefillCapacity()
 	return dep, nil
+}
+
+// resolveModel finds the model and applies the plan's model.weight_dtype (a
+// quantized checkpoint of the same architecture: params × the new dtype).
+func (dep *Deployment) resolveModel(cat *catalog.Catalog, at func(string, error) error) error {
+	p := dep.Plan
+	var m *catalog.Model
+	var err error
+	if p.Model.Name != "" {
+		if m, err = cat.Model(p.Model.Name); err != nil {
+			return at("model.name", err)
+		}
+	} else {
+		data, err := os.ReadFile(p.ConfigPath())
+		if err != nil {
+			return at("model.config", err)
+		}
+		if m, _, err = hfimport.ImportConfig(data, p.ConfigPath(), ""); err != nil {
+			return err
+		}
+	}
+	if wd := p.Model.WeightDtype; wd != "" && wd != m.WeightDtype {
+		if _, ok := catalog.DtypeBytes(wd); !ok {
+			return at("model.weight_dtype", fmt.Errorf("%q is not a weight dtype kvplan knows: want one of fp32, bf16, fp16, fp8, int8, int4, mxfp4", wd))
+		}
+		c := *m
+		c.WeightDtype, c.WeightsBytes = wd, 0 // the catalog's checkpoint size is that of the other dtype
+		m = &c
+	}
+	dep.Model = m
+	return nil
+}
+
+func (dep *Deployment) gpuTerms() string {
+	s := ""
+	for i, pp := range dep.Pools {
+		if i > 0 {
+			s += " + "
+		}
+		if pp.GPUs == 0 {
+			s += "0 (" + pp.Name + " shares a GPU)"
+			continue
+		}
+		s += fmt.Sprintf("%d × %d (%s)", pp.Workers, pp.TP, pp.Name)
+	}
+	return s
 }
 
 func (dep *Deployment) resolveLink(cat *catalog.Catalog, at func(string, error) error) error {
@@ -132,7 +195,8 @@ func (dep *Deployment) resolveLink(cat *catalog.Catalog, at func(string, error) 
 		dep.Link = link
 	case l.ThroughputBytesPerS > 0:
 		dep.Link = &catalog.Link{Name: "plan link", EffectiveBytesPerS: l.ThroughputBytesPerS, NominalBytesPerS: l.ThroughputBytesPerS,
-			LatencyMS: l.LatencyMS, Shared: true, Source: dep.Plan.Path + ": [link] throughput and latency"}
+			LatencyMS: l.LatencyMS, Shared: true, RatePer: catalog.RatePerNode,
+			Source: dep.Plan.Path + ": [link] throughput and latency (taken as one path per node)"}
 	case dep.sharesOneGPU():
 		link, err := cat.Link(SameGPULink)
 		if err != nil {
@@ -159,16 +223,31 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 	if err != nil {
 		return nil, at("pools."+name+".gpu", err)
 	}
-	tp := max(1, p.Model.TP)
-	pp := &PoolPlan{Name: name, Role: pl.Role, Workers: max(1, pl.Workers), GPU: g,
+	pp := &PoolPlan{Name: name, Role: pl.Role, Workers: max(1, pl.Workers), GPU: g, TP: p.PoolTP(pl),
 		StagesKVInHost: pl.KVBufferDevice == planfile.BufferCPU && pl.Role != planfile.RoleAggregated}
-	pp.GPUs = pp.Workers * tp
+	if err := models.CheckTP(dep.Model, pp.TP); err != nil {
+		pp.TPError = err.Error()
+	}
+	pp.GPUs = pp.Workers * pp.TP
 	for other, o := range p.Pools {
 		if other < name && (o.SharesGPUWith == name || pl.SharesGPUWith == other) {
 			pp.GPUs = 0 // the first of two pools sharing GPUs counts them
 		}
 	}
+	if pp.KV, err = PlanKV(KVScenario{Model: dep.Model, KVDtype: p.Model.KVDtype, TP: pp.TP, Tokens: max(1, p.Workload.InputTokens)}); err != nil {
+		return nil, at("model.kv_dtype", err)
+	}
+	pp.RequestsInFlight = float64(max(1, p.Workload.Concurrency))
 	pp.ConcurrencyPerWorker = ceilDiv(max(1, p.Workload.Concurrency), pp.Workers)
+	if err := dep.planPoolMemory(pp); err != nil {
+		return nil, at("pools."+name, err)
+	}
+	return pp, nil
+}
+
+// memoryScenario is the engine configuration of one of the pool's workers.
+func (dep *Deployment) memoryScenario(pp *PoolPlan) MemoryScenario {
+	p, pl := dep.Plan, dep.Plan.Pools[pp.Name]
 	buffer := planfile.BufferGPU
 	if pp.StagesKVInHost {
 		buffer = planfile.BufferCPU
@@ -181,19 +260,26 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 	if block == 0 {
 		block = dep.Engine.DefaultBlockSize
 	}
-	pp.Memory, err = PlanMemory(MemoryScenario{
-		Model: dep.Model, KV: models.KVOptions{KVDtype: p.Model.KVDtype, TP: tp}, GPU: g, Engine: dep.Engine,
+	return MemoryScenario{
+		Model: dep.Model, KV: models.KVOptions{KVDtype: p.Model.KVDtype, TP: pp.TP}, GPU: pp.GPU, Engine: dep.Engine,
 		GPUUtil: util, EnforceEager: pl.EnforceEager, MaxModelLen: pl.MaxModelLen, BlockSize: block,
+		MaxNumBatchedTokens: pl.MaxNumBatchedTokens, MaxNumSeqs: pl.MaxNumSeqs,
 		LimitBytes: pl.MemoryLimitBytes, KVBuffer: buffer, Concurrency: pp.ConcurrencyPerWorker,
 		InputTokens: max(1, p.Workload.InputTokens),
-	})
-	if err != nil {
-		return nil, at("pools."+name, err)
 	}
-	if pl.Role != planfile.RolePrefill {
-		pp.ITLMS = decodeStepMS(pp, dep.KV, p.Workload)
+}
+
+// planPoolMemory sizes one worker of the pool (GPU per rank at the pool's
+// tp, host for the worker) and its decode step.
+func (dep *Deployment) planPoolMemory(pp *PoolPlan) error {
+	var err error
+	if pp.Memory, err = PlanMemory(dep.memoryScenario(pp)); err != nil {
+		return err
 	}
-	return pp, nil
+	if pp.Role != planfile.RolePrefill {
+		pp.ITLMS = decodeStepMS(pp, pp.KV, dep.Plan.Workload)
+	}
+	return nil
 }
 
 // decodeStepMS is a memory-bound roofline of one decode step: every step
@@ -206,6 +292,15 @@ func decodeStepMS(pp *PoolPlan, kv *KVPlan, w planfile.Workload) float64 {
 	return bytes / pp.GPU.MemoryBandwidthBytes * 1000
 }
 
+func (dep *Deployment) pool(name string) *PoolPlan {
+	for _, pp := range dep.Pools {
+		if pp.Name == name {
+			return pp
+		}
+	}
+	return nil
+}
+
 // planLatency predicts TTFT (and ITL) the way the plan serves: aggregated on
 // its aggregated pool, or through the prefill pool, the link and the decode
 // pool.
@@ -213,33 +308,34 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 	p := dep.Plan
 	prefills, decodes := p.PoolsByRole(planfile.RolePrefill), p.PoolsByRole(planfile.RoleDecode)
 	d := &dep.Derivation
-	pool := func(name string) *PoolPlan {
-		for _, pp := range dep.Pools {
-			if pp.Name == name {
-				return pp
-			}
-		}
-		return nil
-	}
 	if p.Disaggregated() && len(prefills) > 0 && len(decodes) > 0 {
-		pre, dec := pool(prefills[0].Name), pool(decodes[0].Name)
-		same := dep.sharesOneGPU()
+		pre, dec := dep.pool(prefills[0].Name), dep.pool(decodes[0].Name)
 		link := dep.Link
 		if link == nil {
 			return at("link", fmt.Errorf("a disaggregated plan needs a [link]: name = \"1gbe\" (kvplan links list), or throughput and latency"))
 		}
-		dp, err := PlanDisagg(DisaggScenario{
-			Model: dep.Model, KVDtype: p.Model.KVDtype, TP: p.Model.TP,
+		sc := DisaggScenario{
+			Model: dep.Model, KVDtype: p.Model.KVDtype, TP: pre.TP, DecodeTP: dec.TP,
 			InputTokens: max(1, p.Workload.InputTokens), OutputTokens: p.Workload.OutputTokens,
-			Concurrency: max(1, p.Workload.Concurrency), Link: link,
-			PrefillGPU: pre.GPU, DecodeGPU: dec.GPU, SameGPU: same, FrontendMS: DefaultFrontendMS,
-		})
+			RequestRate: p.Workload.RequestRate, Link: link,
+			PrefillGPU: pre.GPU, DecodeGPU: dec.GPU, SameGPU: dep.sharesOneGPU(), FrontendMS: DefaultFrontendMS,
+		}
+		if p.Workload.RequestRate == 0 || p.Has("workload.concurrency") {
+			sc.RequestsInFlight = max(1, p.Workload.Concurrency)
+		}
+		sc.DecodeMS = float64(p.Workload.OutputTokens) * dec.ITLMS
+		sc.WorkerPairs = min(pre.Workers, dec.Workers)
+		dp, err := PlanDisagg(sc)
 		if err != nil {
 			return at("workload", err)
 		}
-		dep.Disagg, dep.PrefillMS, dep.TTFTMS, dep.ITLMS = dp, dp.PrefillMS, dp.TTFTDisaggMS, dec.ITLMS
+		dep.Disagg, dep.PrefillMS, dep.TTFTMS = dp, dp.PrefillMS, dp.TTFTDisaggMS
 		*d = append(*d, dp.Derivation...)
 		d.Add("predicted_ttft_ms", dep.TTFTMS, "ms", "ttft_disagg_ms: the plan disaggregates", "%.3f", dep.TTFTMS)
+		if err := dep.splitInFlight(pre, dec, sc.DecodeMS); err != nil {
+			return at("pools", err)
+		}
+		dep.ITLMS = dec.ITLMS
 	} else {
 		var agg *PoolPlan
 		for _, pp := range dep.Pools {
@@ -251,11 +347,43 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 		if agg == nil {
 			return nil
 		}
-		dep.PrefillMS = EstimatePrefillMS(dep.Model, agg.GPU, max(1, p.Workload.InputTokens), p.Model.TP, d)
+		dep.PrefillMS = EstimatePrefillMS(dep.Model, agg.GPU, max(1, p.Workload.InputTokens), agg.TP, d)
 		dep.TTFTMS = d.Add("predicted_ttft_ms", DefaultFrontendMS+dep.PrefillMS, "ms", "frontend + prefill (aggregated)", "%g + %.3f", float64(DefaultFrontendMS), dep.PrefillMS)
 		dep.ITLMS = agg.ITLMS
 	}
 	d.Add("predicted_itl_ms", dep.ITLMS, "ms", "(weights per rank + sequences per worker × KV per sequence) / memory bandwidth: a memory-bound floor", "%.3f", dep.ITLMS)
+	return nil
+}
+
+// splitInFlight shares the requests in flight between the prefill and the
+// decode pool by Little's law: of a request's life (prefill + transfer +
+// decode) it holds KV on the prefill pool through prefill and transfer, and
+// on the decode pool through transfer and decode (the decode worker
+// allocates its blocks before it pulls). The pools' memory and decode step
+// are then sized again for their share (one refinement, no iteration).
+func (dep *Deployment) splitInFlight(pre, dec *PoolPlan, decodeMS float64) error {
+	dp, d := dep.Disagg, &dep.Derivation
+	c := float64(max(1, dep.Plan.Workload.Concurrency))
+	life := dp.PrefillMS + dp.TransferMSShared + decodeMS
+	if life <= 0 {
+		return nil
+	}
+	pre.RequestsInFlight = d.Add(pre.Name+".requests_in_flight", c*(dp.PrefillMS+dp.TransferMSShared)/life, "requests",
+		"concurrency × (prefill + shared transfer) / (prefill + shared transfer + decode): Little's law",
+		"%g × (%.3f + %.3f) / %.3f", c, dp.PrefillMS, dp.TransferMSShared, life)
+	dec.RequestsInFlight = d.Add(dec.Name+".requests_in_flight", c*(dp.TransferMSShared+decodeMS)/life, "requests",
+		"concurrency × (shared transfer + decode) / (prefill + shared transfer + decode): Little's law",
+		"%g × (%.3f + %.3f) / %.3f", c, dp.TransferMSShared, decodeMS, life)
+	for _, pp := range []*PoolPlan{pre, dec} {
+		n := max(1, int(math.Ceil(pp.RequestsInFlight/float64(pp.Workers)-1e-9)))
+		if n == pp.ConcurrencyPerWorker {
+			continue
+		}
+		pp.ConcurrencyPerWorker = n
+		if err := dep.planPoolMemory(pp); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

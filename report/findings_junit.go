@@ -99,7 +99,11 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 		}
 		suite.SystemOut = strings.Join(notes, "\n")
 	}
-	doc := junitSuites{Name: "kvplan check", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Suites: []junitSuite{suite}}
+	return writeJUnit(w, junitSuites{Name: "kvplan check", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Suites: []junitSuite{suite}})
+}
+
+// writeJUnit writes doc as an indented JUnit XML document.
+func writeJUnit(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

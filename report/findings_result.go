@@ -194,6 +194,8 @@ func FormatFigure(f CheckFigure) string {
 		return groupThousands(f.Value) + " tokens"
 	case "":
 		return strconv.FormatFloat(f.Value, 'f', -1, 64)
+	case "transfers", "requests": // mean counts: three significant digits
+		return strconv.FormatFloat(f.Value, 'g', 3, 64) + " " + f.Unit
 	}
 	return strconv.FormatFloat(f.Value, 'f', -1, 64) + " " + f.Unit
 }

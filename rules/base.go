@@ -43,7 +43,7 @@ func BaseEnv(p *planfile.Plan) Env {
 			GPUMemoryUtilization: pl.GPUMemoryUtilization, MaxModelLen: pl.MaxModelLen,
 			EnforceEager: pl.EnforceEager, KVBufferDevice: pl.KVBufferDevice, SharesGPUWith: pl.SharesGPUWith,
 			StagesKVInHost: pl.KVBufferDevice == planfile.BufferCPU && (pl.Role == planfile.RolePrefill || pl.Role == planfile.RoleDecode),
-			HostLimitBytes: int(pl.MemoryLimitBytes),
+			HostLimitBytes: int(pl.MemoryLimitBytes), TP: p.PoolTP(pl),
 		}
 		if o, ok := p.Pools[pl.SharesGPUWith]; ok && isPD(pl.Role, o.Role) {
 			e.Disagg.SameGPU = true

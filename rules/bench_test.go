@@ -28,6 +28,15 @@ func genEnvs(n int) []Env {
 		e.Pools[1].HostRequiredBytes = r.IntN(12 << 30)
 		e.Pools[1].StagesKVInHost = r.IntN(2) == 0
 		e.Pools[0].MaxModelLenFits = r.IntN(10) > 0
+		e.Pools[0].KVTokensInFlight = r.IntN(200000)
+		e.Pools[0].RequestTokens = 1000 + r.IntN(5000)
+		e.Pools[1].ModelFits = r.IntN(10) > 0
+		e.Pools[1].RequestRate = r.Float64() * 100
+		e.Pools[1].PrefillDemandPerS = e.Pools[1].RequestRate * 1524
+		if r.IntN(10) == 0 {
+			e.Pools[1].TPError = "tp 3 does not fit qwen3-0.6b: 16 attention heads are not divisible by tp 3"
+		}
+		e.Disagg.InFlightSource, e.Disagg.LinkUtilization = "request_rate", r.Float64()*1.5
 		out[i] = e
 	}
 	return out

@@ -121,6 +121,21 @@ func Compile(packs []*Pack, disable ...string) (*Set, error) {
 	}
 	var order []string
 	byID := map[string]*Rule{}
+	var errs []error
+	userRule := map[string]*Rule{} // a user rule may replace a default one, not another user rule
+	for _, p := range packs {
+		if p.File == DefaultFile {
+			continue
+		}
+		for _, r := range p.Rules {
+			if first, ok := userRule[r.ID]; ok && first.File != r.File {
+				errs = append(errs, &CompileError{File: r.File, Line: r.Line, RuleID: r.ID, Field: "id",
+					Msg: fmt.Sprintf("duplicate rule id %q: also defined at %s:%d; rename one (a user rule may replace a default rule, not another user rule)", r.ID, first.File, first.Line)})
+				continue
+			}
+			userRule[r.ID] = r
+		}
+	}
 	for _, p := range packs {
 		if p.File == DefaultFile && !useDefault {
 			continue
@@ -138,7 +153,6 @@ func Compile(packs []*Pack, disable ...string) (*Set, error) {
 			known[r.ID] = true
 		}
 	}
-	var errs []error
 	off := map[string]bool{}
 	for _, p := range packs {
 		for _, id := range p.Disable {

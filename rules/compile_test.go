@@ -3,6 +3,7 @@ package rules
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,6 +273,16 @@ message = "x"
 	_, err = Load(Options{Disable: []string{"ttft-sol"}})
 	if err == nil || err.Error() != `--disable ttft-sol: no rule "ttft-sol"; did you mean ttft-slo?` {
 		t.Errorf("got %v", err)
+	}
+
+	// Two user packs defining one id: an error naming both places, whichever
+	// order they load in (a user rule may replace a default one only).
+	other := t.TempDir()
+	dup := writeFile(t, other, "dup.toml", "\n[[rule]]\nid = \"team/min-workers\"\nseverity = \"warn\"\nwhen = \"true\"\nmessage = \"x\"\n")
+	_, err = Load(Options{Paths: []string{replace, dup}})
+	want := fmt.Sprintf(`%s:2: id: duplicate rule id "team/min-workers": also defined at %s:11`, dup, replace)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("duplicate ids across packs: got %v\nwant %s", err, want)
 	}
 }
 

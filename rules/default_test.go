@@ -24,10 +24,19 @@ func cleanEnv() Env {
 		Predicted: PredictedEnv{TTFTMS: 90, ITLMS: 12, HitRate: 0.8},
 		Pools: []PoolEnv{
 			{Name: "decode", Role: "decode", Workers: 2, GPU: "rtx4090", GPUMemoryUtilization: 0.9, MaxModelLen: 4096,
-				KVBufferDevice: "gpu", ConcurrencyPerWorker: 4, KVSlotsTokens: 120000, MaxModelLenFits: true, HostRequiredBytes: 2 << 30},
+				KVBufferDevice: "gpu", ConcurrencyPerWorker: 4, KVSlotsTokens: 120000, MaxModelLenFits: true, HostRequiredBytes: 2 << 30,
+				TP: 1, ModelFits: true, WeightsBytes: 1192099840, OverheadBytes: 567880811, RequestedBytes: 23181498777,
+				// 4 requests × ceil(1,652 / 16) = 104 blocks × 16 tokens; 7,500 blocks / 104 = 72 fit.
+				RequestsInFlight: 8, KVTokensInFlight: 6656, MaxRequestsThatFit: 72, RequestTokens: 1652, PromptFits: true},
 			{Name: "prefill", Role: "prefill", Workers: 2, GPU: "rtx4090", GPUMemoryUtilization: 0.9, MaxModelLen: 4096,
 				KVBufferDevice: "gpu", ConcurrencyPerWorker: 4, KVSlotsTokens: 14816, MaxModelLenFits: true,
-				HostRequiredBytes: 2 << 30, HostLimitBytes: 8 << 30},
+				HostRequiredBytes: 2 << 30, HostLimitBytes: 8 << 30,
+				TP: 1, ModelFits: true, WeightsBytes: 1192099840, OverheadBytes: 567880811, RequestedBytes: 23181498777,
+				// 3 prefixes per worker under the KV router share their 93 full blocks:
+				// (4 × (104 − 93) + 3 × 93) × 16 = 5,168 tokens.
+				RequestsInFlight: 8, KVTokensInFlight: 5168, MaxRequestsThatFit: 58, RequestTokens: 1525, PromptFits: true,
+				// 2 workers × 1,524 tokens / 31 ms = 98,322.6 tokens/s of prefill; 20 req/s need 30,480.
+				RequestRate: 20, UncachedInputTokens: 1524, PrefillMS: 31, PrefillDemandPerS: 30480, PrefillCapacityPerS: 98322.6, PrefillWorkersNeeded: 1},
 		},
 	}
 }
@@ -134,10 +143,86 @@ func TestDefaultRules(t *testing.T) {
 		{"max-model-len-does-not-fit", "prefill", Deny,
 			func(e *Env) { p := poolNamed(e, "prefill"); p.MaxModelLen, p.MaxModelLenFits = 32768, false },
 			func(e *Env) {
+				// Figures the planner did not determine (no slots, no weights) fire nothing.
 				p := poolNamed(e, "prefill")
-				p.MaxModelLen, p.KVSlotsTokens, p.MaxModelLenFits = 32768, 0, false
+				p.MaxModelLen, p.KVSlotsTokens, p.WeightsBytes, p.MaxModelLenFits = 32768, 0, 0, false
 			},
-			"max_model_len = 32,768 tokens needs more KV than one worker's 14,816 tokens"},
+			"max_model_len = 32,768 tokens needs more KV than the 14,816 tokens of slots of one worker"},
+		{"max-model-len-does-not-fit", "prefill", Deny, // no slots because the weights do not fit: say the pool cannot start
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.ModelFits, p.KVSlotsTokens, p.MaxModelLenFits = false, 0, false
+			},
+			func(e *Env) { p := poolNamed(e, "prefill"); p.MaxModelLen, p.MaxModelLenFits = 4096, true },
+			"pool prefill cannot start: its weights and overheads leave no memory for a KV cache"},
+		// DeepSeek-V3 on H100 at tp 8: 671,026,419,200 fp8 weights / 8 = 83,878,302,400 B per
+		// rank against 81,559 MiB × 0.9 = 76,968,728,985 B requested.
+		{"weights-do-not-fit", "prefill", Deny,
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.GPU, p.TP, p.ModelFits, p.WeightsBytes, p.OverheadBytes, p.RequestedBytes = "h100-sxm", 8, false, 83878302400, 4<<30, 76968728985
+				p.WeightsShortBytes = 83878302400 + 4<<30 - 76968728985
+				p.FitTP, p.FitFP8, p.FitGPU, p.KVSlotsTokens = 16, false, "h200", 0
+			},
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.GPU, p.TP, p.WeightsBytes, p.RequestedBytes = "h200", 8, 83878302400, 129414300000
+			},
+			"pool prefill cannot start: 78 GiB of weights per rank (tp 8) + 4.0 GiB of activation, non-torch and CUDA-graph overhead exceed the 72 GiB that gpu_memory_utilization = 0.9 gives of one h100-sxm by 10 GiB"},
+		// The L4 plan: 32 requests on 4 workers, 8 each of ~4,750 tokens (38,000) against ~31,000 slots.
+		{"kv-in-flight-exceeds-slots", "decode", Deny,
+			func(e *Env) {
+				e.Workload.InputTokens, e.Workload.OutputTokens = 4500, 250
+				p := poolNamed(e, "decode")
+				p.Workers, p.ConcurrencyPerWorker, p.RequestsInFlight, p.KVSlotsTokens = 4, 8, 32, 31008
+				p.KVTokensInFlight, p.MaxRequestsThatFit = 8*297*16, 6 // ceil(4,750 / 16) = 297 blocks each; 1,938 blocks / 297 = 6
+			},
+			func(e *Env) { p := poolNamed(e, "decode"); p.KVSlotsTokens, p.KVTokensInFlight = 38016, 38016 },
+			"pool decode: 8 requests in flight per worker × (4,500 + 250 tokens) hold 38,016 tokens of KV, more than the 31,008 tokens of slots of one worker: vLLM will queue or preempt them and TTFT explodes; at most 6 in flight per worker fit"},
+		{"kv-in-flight-exceeds-slots", "prefill", Deny, // no slots because the weights do not fit
+			func(e *Env) { p := poolNamed(e, "prefill"); p.ModelFits, p.KVSlotsTokens = false, 0 },
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.KVTokensInFlight = 0
+				p.ModelFits, p.KVSlotsTokens = false, 0
+			},
+			"pool prefill cannot start (weights-do-not-fit), so it has no KV slots for its 4 requests in flight per worker"},
+		// 20,000-token prompts (+ 128 out) against max_model_len 16,384.
+		{"prompt-exceeds-max-model-len", "decode", Deny,
+			func(e *Env) {
+				e.Workload.InputTokens = 20000
+				p := poolNamed(e, "decode")
+				p.MaxModelLen, p.RequestTokens = 16384, 20128
+			},
+			func(e *Env) { p := poolNamed(e, "decode"); p.MaxModelLen, p.RequestTokens = 16384, 16384 },
+			"pool decode: each request is 20,128 tokens (20,000 input + 128 output), more than max_model_len = 16,384 tokens"},
+		{"tp-not-divisible", "prefill", Deny,
+			func(e *Env) {
+				poolNamed(e, "prefill").TPError = "tp 3 does not fit llama-3.1-70b: 64 attention heads are not divisible by tp 3"
+			},
+			func(e *Env) { poolNamed(e, "prefill").TP = 3 }, // a tp the planner found no problem with
+			"pool prefill: tp 3 does not fit llama-3.1-70b: 64 attention heads are not divisible by tp 3"},
+		// 100 req/s × 1,524 tokens = 152,400 tokens/s against 98,322.6: ceil(100 × 0.031) = 4 workers needed.
+		{"pool-capacity-exceeded", "prefill", Deny,
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.RequestRate, p.PrefillDemandPerS, p.PrefillWorkersNeeded = 100, 152400, 4
+			},
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.RequestRate, p.PrefillDemandPerS, p.PrefillWorkersNeeded = 64, 97536, 2
+			},
+			"pool prefill must prefill 100 requests/s × 1,524 tokens uncached = 152,400 tokens/s, more than its 2 workers' 98,323 tokens/s (one request's prefill takes at least 31.00 ms on rtx4090 at tp 1): requests queue without bound; it needs at least 4 workers"},
+		{"link-saturated", "", Deny,
+			func(e *Env) {
+				e.Workload.RequestRate = 300
+				e.Disagg.InFlightSource, e.Disagg.LinkUtilization, e.Disagg.BytesPerPath, e.Disagg.ParallelPaths = "request_rate", 1.23, 174784512, 1
+			},
+			func(e *Env) {
+				e.Workload.RequestRate = 240
+				e.Disagg.InFlightSource, e.Disagg.LinkUtilization = "request_rate", 0.98
+			},
+			"the link cannot carry workload.request_rate = 300/s: each request puts 167 MiB on its one path over ib-ndr, so the busiest path is 123.0% busy at 42.6 GB/s; transfers queue without bound"},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {

@@ -58,7 +58,7 @@ type WorkloadEnv struct {
 type KVEnv struct {
 	BytesPerToken   int `expr:"bytes_per_token" unit:"B" desc:"KV bytes of one token over all layers and all TP ranks together (FACTS §2)"`
 	BytesPerRequest int `expr:"bytes_per_request" unit:"B" desc:"KV bytes of one request: bytes_per_token × (input_tokens + output_tokens)"`
-	BytesTransfer   int `expr:"bytes_transfer" unit:"B" desc:"KV bytes moved from prefill to decode for one request (its prompt's KV)"`
+	BytesTransfer   int `expr:"bytes_transfer" unit:"B" desc:"KV bytes moved from prefill to decode for one request (its prompt's KV), every decode rank's shard added up (an MLA latent once per decode rank)"`
 }
 
 // LinkEnv is the link between prefill and decode workers (FACTS §3).
@@ -66,6 +66,7 @@ type LinkEnv struct {
 	Name                string  `expr:"name" unit:"" desc:"catalog link name, or \"\" when given by throughput"`
 	ThroughputBytesPerS float64 `expr:"throughput_bytes_per_s" unit:"B/s" desc:"effective throughput of one transfer alone (FACTS §3)"`
 	LatencyMS           float64 `expr:"latency_ms" unit:"ms" desc:"per-transfer latency"`
+	RatePer             string  `expr:"rate_per" unit:"" desc:"gpu: the rate is per GPU rail (each tensor-parallel rank sends its shard on its own rail); node: one path per host, shared by every rank"`
 }
 
 // RouterEnv is the frontend's routing.
@@ -105,8 +106,13 @@ type SLOEnv struct {
 type DisaggEnv struct {
 	Disaggregated       bool    `expr:"disaggregated" unit:"" desc:"the plan has a prefill pool and a decode pool"`
 	SameGPU             bool    `expr:"same_gpu" unit:"" desc:"a prefill pool and a decode pool share one GPU (shares_gpu_with)"`
-	ConcurrentTransfers int     `expr:"concurrent_transfers" unit:"transfers" desc:"KV transfers sharing the link at once"`
-	TransferMS          float64 `expr:"transfer_ms" unit:"ms" desc:"time to move one request's KV alone: latency + bytes_transfer ÷ throughput"`
+	ConcurrentTransfers int     `expr:"concurrent_transfers" unit:"transfers" desc:"KV transfers sharing the link at once: ceil(transfers_in_flight), at least 1"`
+	TransfersInFlight   float64 `expr:"transfers_in_flight" unit:"transfers" desc:"mean KV transfers in flight, by Little's law from request_rate (open loop) or concurrency (closed loop)"`
+	InFlightSource      string  `expr:"in_flight_source" unit:"" desc:"what transfers_in_flight comes from: request_rate or concurrency"`
+	LinkUtilization     float64 `expr:"link_utilization" unit:"ratio" desc:"requests per second × one transfer alone: the share of the link's time it is busy; ≥ 1 means the link cannot carry the load"`
+	BytesPerPath        int     `expr:"bytes_per_path" unit:"B" desc:"KV bytes of one request on the busiest path: kv.bytes_transfer ÷ min(prefill tp, decode tp) on a per-GPU link, all of it on a per-node link"`
+	ParallelPaths       int     `expr:"parallel_paths" unit:"paths" desc:"rails one transfer uses in parallel: min(prefill tp, decode tp) on a per-GPU link, else 1"`
+	TransferMS          float64 `expr:"transfer_ms" unit:"ms" desc:"time to move one request's KV alone: latency + bytes_per_path ÷ throughput"`
 	TransferMSShared    float64 `expr:"transfer_ms_shared" unit:"ms" desc:"the same while concurrent_transfers share the link (FACTS §3 Sharing)"`
 	PrefillMS           float64 `expr:"prefill_ms" unit:"ms" desc:"prefill time of one request, which disaggregation moves off the decode GPU"`
 	TTFTAggMS           float64 `expr:"ttft_agg_ms" unit:"ms" desc:"predicted TTFT if the same GPUs served aggregated"`
@@ -157,4 +163,29 @@ type PoolEnv struct {
 	HostRequiredBytes    int     `expr:"host_required_bytes" unit:"B" desc:"host memory one worker needs: base + staged KV of concurrency_per_worker requests + margin"`
 	GPUs                 int     `expr:"gpus" unit:"GPUs" desc:"GPUs this pool occupies: workers × tp (0 when it shares another pool's)"`
 	HostLimitBytes       int     `expr:"host_limit_bytes" unit:"B" desc:"memory_limit of one worker's container; 0 = no limit"`
+
+	TP      int    `expr:"tp" unit:"ranks" desc:"tensor-parallel ranks of one worker: pools.<name>.tp, else model.tp"`
+	TPError string `expr:"tp_error" unit:"" desc:"why vLLM refuses this tp for the model (heads not divisible); \"\" when it accepts it"`
+
+	ModelFits         bool   `expr:"model_fits" unit:"" desc:"weights per rank + overheads fit gpu memory × gpu_memory_utilization, leaving room for a KV cache"`
+	WeightsBytes      int    `expr:"weights_bytes" unit:"B" desc:"weight bytes per rank (one GPU) at the pool's tp"`
+	OverheadBytes     int    `expr:"overhead_bytes" unit:"B" desc:"peak activation + non-torch overhead + CUDA graphs, per rank"`
+	RequestedBytes    int    `expr:"requested_bytes" unit:"B" desc:"gpu memory × gpu_memory_utilization, per rank"`
+	WeightsShortBytes int    `expr:"weights_short_bytes" unit:"B" desc:"weights + overheads − requested when they do not fit; 0 when they do"`
+	FitTP             int    `expr:"fit_tp" unit:"ranks" desc:"the smallest tp above the pool's that the model divides into and at which the weights fit; 0 = none up to 64"`
+	FitFP8            bool   `expr:"fit_fp8" unit:"" desc:"fp8 weights would fit at the pool's tp"`
+	FitGPU            string `expr:"fit_gpu" unit:"" desc:"the catalog GPU with the least memory above the pool's on which the weights fit at the pool's tp; \"\" = none"`
+
+	RequestsInFlight   float64 `expr:"requests_in_flight" unit:"requests" desc:"mean requests holding KV on the pool: concurrency, or its share by Little's law when disaggregated"`
+	KVTokensInFlight   int     `expr:"kv_tokens_in_flight" unit:"tokens" desc:"KV the in-flight requests of one worker hold, in whole blocks: concurrency_per_worker × (input + output), each shared prefix counted once per worker that holds it"`
+	MaxRequestsThatFit int     `expr:"max_requests_that_fit" unit:"requests" desc:"the most requests in flight per worker whose KV fits kv_slots_tokens"`
+	RequestTokens      int     `expr:"request_tokens" unit:"tokens" desc:"tokens of one request on this pool: input + output (input + 1 on a prefill pool)"`
+	PromptFits         bool    `expr:"prompt_fits" unit:"" desc:"request_tokens ≤ max_model_len"`
+
+	RequestRate          float64 `expr:"request_rate" unit:"req/s" desc:"requests per second this pool prefills: workload.request_rate spread evenly over the workers that prefill; 0 = no rate given"`
+	UncachedInputTokens  int     `expr:"uncached_input_tokens" unit:"tokens" desc:"input tokens per request not served from the prefix cache"`
+	PrefillMS            float64 `expr:"prefill_ms" unit:"ms" desc:"prefill time of one request's uncached tokens on one worker (a floor)"`
+	PrefillDemandPerS    float64 `expr:"prefill_demand_tokens_per_s" unit:"tokens/s" desc:"request_rate × uncached_input_tokens"`
+	PrefillCapacityPerS  float64 `expr:"prefill_capacity_tokens_per_s" unit:"tokens/s" desc:"workers × uncached_input_tokens ÷ prefill_ms: the pool's prefill compute, a floor that leaves out decode work and queueing"`
+	PrefillWorkersNeeded int     `expr:"prefill_workers_needed" unit:"workers" desc:"ceil(request_rate × prefill_ms): workers the prefill demand needs at least"`
 }

@@ -138,6 +138,15 @@ func (r *Rule) expandFields(env *Env) []string {
 // zero place; a finding already located (one a manifest reader made) keeps
 // its own.
 func Locate(findings []Finding, pos func(field string) planfile.Pos) {
+	LocateWritten(findings, nil, pos)
+}
+
+// LocateWritten is Locate that prefers the first of a finding's Fields the
+// plan writes itself (written, usually (*planfile.Plan).Has): the finding of
+// a pool's tp points at "pools.decode.tp" when the pool sets it, else at
+// "model.tp" when the model does, before any field whose place falls back to
+// its enclosing table.
+func LocateWritten(findings []Finding, written func(field string) bool, pos func(field string) planfile.Pos) {
 	set := func(f *Finding, at planfile.Pos, field string) {
 		f.File, f.Line, f.Col, f.Field = at.File, at.Line, at.Col, field
 	}
@@ -145,6 +154,17 @@ func Locate(findings []Finding, pos func(field string) planfile.Pos) {
 		f := &findings[i]
 		if f.Line > 0 {
 			continue
+		}
+		if written != nil {
+			for _, fld := range f.Fields {
+				if at := pos(fld); at.Line > 0 && written(fld) {
+					set(f, at, fld)
+					break
+				}
+			}
+			if f.Line > 0 {
+				continue
+			}
 		}
 		for _, fld := range f.Fields {
 			if at := pos(fld); at.Line > 0 {

@@ -16,7 +16,7 @@ func FromDeployment(dep *planner.Deployment) *Env {
 	e.Model.MaxContext = m.MaxContext
 	e.Model.ParamsTotal = int(m.ParamsTotal)
 	if len(dep.Pools) > 0 {
-		e.Model.WeightsBytes = int(dep.Pools[0].Memory.WeightsBytes) * dep.KV.TP
+		e.Model.WeightsBytes = int(dep.Pools[0].Memory.WeightsBytes) * dep.Pools[0].TP
 	}
 	if b, ok := catalog.DtypeBytes(dep.KV.KVDtype); ok {
 		e.Model.KVBytesPerElem = int(b)
@@ -27,12 +27,21 @@ func FromDeployment(dep *planner.Deployment) *Env {
 		BytesPerRequest: int(dep.RequestKVBytes),
 		BytesTransfer:   int(dep.KV.KVBytesAllRanks),
 	}
+	if d := dep.Disagg; d != nil {
+		e.KV.BytesTransfer = int(d.KVBytesPerRequest)
+	}
 	if dep.Link != nil {
 		e.Link.ThroughputBytesPerS = dep.Link.EffectiveBytesPerS
 		e.Link.LatencyMS = dep.Link.LatencyMS
+		e.Link.RatePer = dep.Link.RatePer
 	}
 	if d := dep.Disagg; d != nil {
 		e.Disagg.ConcurrentTransfers = d.Concurrency
+		e.Disagg.TransfersInFlight = d.TransfersInFlight
+		e.Disagg.InFlightSource = d.InFlightSource
+		e.Disagg.LinkUtilization = d.LinkUtilization
+		e.Disagg.BytesPerPath = int(d.BytesPerPath)
+		e.Disagg.ParallelPaths = d.ParallelPaths
 		e.Disagg.TransferMS = d.TransferMS
 		e.Disagg.TransferMSShared = d.TransferMSShared
 		e.Disagg.TTFTAggMS = d.TTFTAggMS
@@ -65,6 +74,17 @@ func FromDeployment(dep *planner.Deployment) *Env {
 			pe.HostRequiredBytes = int(mp.HostRequiredBytes)
 			pe.HostStagedBytes = int(mp.HostStagedBytes)
 			pe.GPUs = pp.GPUs
+			pe.TP, pe.TPError = pp.TP, pp.TPError
+			f := pp.Fit
+			pe.ModelFits, pe.WeightsBytes, pe.RequestedBytes = f.Fits, int(mp.WeightsBytes), int(mp.RequestedBytes)
+			pe.OverheadBytes = int(f.RequiredBytes - mp.WeightsBytes)
+			pe.WeightsShortBytes, pe.FitTP, pe.FitFP8, pe.FitGPU = int(f.ShortBytes), f.MinTP, f.FP8Fits, f.GPU
+			pe.RequestsInFlight = pp.RequestsInFlight
+			pe.KVTokensInFlight, pe.MaxRequestsThatFit = pp.InFlight.TokensNeeded, pp.InFlight.MaxRequestsThatFit
+			pe.RequestTokens, pe.PromptFits = pp.Prompt.RequestTokens, pp.Prompt.Fits
+			c := pp.Prefill
+			pe.RequestRate, pe.UncachedInputTokens, pe.PrefillMS = c.RequestRate, c.UncachedTokens, c.PrefillMS
+			pe.PrefillDemandPerS, pe.PrefillCapacityPerS, pe.PrefillWorkersNeeded = c.DemandTokensPerS, c.CapacityTokensPerS, c.WorkersNeeded
 		}
 	}
 	return &e

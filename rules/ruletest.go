@@ -106,13 +106,29 @@ func RunTest(expectFile string, set *Set, build Builder) (TestResult, error) {
 	if err != nil {
 		return res, err
 	}
-	for _, id := range append(append([]string{}, doc.MustFire...), doc.MustNotFire...) {
-		rid, _, _ := strings.Cut(id, "@")
-		rid = strings.TrimPrefix(rid, RuntimeErrorPrefix)
-		if set.Rule(rid) == nil {
-			return res, &tomlpos.Error{File: expectFile, Line: idx.Line([]string{"must_fire"}, 0), Field: "must_fire",
-				Msg: fmt.Sprintf("no rule %q in the rule set%s", rid, suggest.DidYouMean(rid, set.sortedIDs()))}
+	at := func(key, format string, args ...any) error {
+		return &tomlpos.Error{File: expectFile, Line: idx.Line([]string{key}, 0), Field: key, Msg: fmt.Sprintf(format, args...)}
+	}
+	for _, list := range []struct {
+		key string
+		ids []string
+	}{{"must_fire", doc.MustFire}, {"must_not_fire", doc.MustNotFire}} {
+		for _, id := range list.ids {
+			rid, pool, hasPool := strings.Cut(id, "@")
+			r := set.Rule(strings.TrimPrefix(rid, RuntimeErrorPrefix))
+			switch {
+			case r == nil:
+				rid = strings.TrimPrefix(rid, RuntimeErrorPrefix)
+				return res, at(list.key, "no rule %q in the rule set%s", rid, suggest.DidYouMean(rid, set.sortedIDs()))
+			case hasPool && !r.PerPool:
+				return res, at(list.key, "%q: rule %s is not per_pool, so it never fires for a pool; write %q", id, r.ID, rid)
+			case hasPool && pool == "":
+				return res, at(list.key, "%q names no pool after @", id)
+			}
 		}
+	}
+	if len(doc.MustFire) == 0 && len(doc.MustNotFire) == 0 && !doc.Only {
+		return res, at("must_fire", "the test asserts nothing: list rules in must_fire or must_not_fire, or set only = true (no rule outside must_fire may fire)")
 	}
 	plan := doc.Plan
 	if plan != "" && !filepath.IsAbs(plan) {
@@ -124,9 +140,16 @@ func RunTest(expectFile string, set *Set, build Builder) (TestResult, error) {
 			plan = sib
 		}
 	}
+	if plan == "" && doc.Env == nil {
+		return res, at("plan", "no plan to test: %s does not exist and the test names no plan = \"...\"; give one, or an [env] table of figures (an empty [env] tests the zero environment)",
+			strings.TrimSuffix(filepath.Base(expectFile), ExpectSuffix)+".toml")
+	}
 	env := &Env{}
 	if plan != "" {
 		res.Plan = plan
+		if _, err := os.Stat(plan); err != nil {
+			return res, at("plan", "the plan file %s: no such file (plan is relative to the .expect.toml)", plan)
+		}
 		if build == nil {
 			return res, fmt.Errorf("%s: the test needs plan %s, and no Env builder was given", expectFile, plan)
 		}
@@ -149,6 +172,16 @@ func RunTest(expectFile string, set *Set, build Builder) (TestResult, error) {
 			return res, err
 		}
 		env = &e
+	}
+	for _, list := range []struct {
+		key string
+		ids []string
+	}{{"must_fire", doc.MustFire}, {"must_not_fire", doc.MustNotFire}} {
+		for _, id := range list.ids {
+			if _, pool, ok := strings.Cut(id, "@"); ok && !hasPool(env, pool) {
+				return res, at(list.key, "%q: the plan has no pool %q%s", id, pool, suggest.DidYouMean(pool, poolNames(env)))
+			}
+		}
 	}
 	res.Findings = set.Evaluate(env)
 	res.Failures = check(doc, res.Findings)
@@ -176,6 +209,23 @@ func decodeExpect(file string, data []byte) (expectDoc, *tomlpos.Index, error) {
 			Msg: "unknown key; accepted here: env, must_fire, must_not_fire, only, plan"}
 	}
 	return doc, idx, nil
+}
+
+func hasPool(env *Env, name string) bool {
+	for _, p := range env.Pools {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func poolNames(env *Env) []string {
+	var out []string
+	for _, p := range env.Pools {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 func matches(want string, f Finding) bool {

@@ -77,12 +77,23 @@ disagg.same_gpu = true
 		t.Errorf("failures\n got %s\nwant %s", got, want)
 	}
 
+	cleanPlan, err := filepath.Abs(filepath.Join("..", "examples", "clean.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, c := range map[string]struct{ text, want string }{
 		"unknown-rule":  {`must_fire = ["ttft-sol"]`, `b.expect.toml:1: must_fire: no rule "ttft-sol" in the rule set; did you mean ttft-slo?`},
-		"unknown-env":   {"must_fire = []\n[env]\nrouter.kv_event = true\n", `b.expect.toml:3: env.router.kv_event: unknown name; did you mean kv_events?`},
-		"bad-type":      {"[env]\nslo.ttft_ms = \"fast\"\n", `b.expect.toml:2: env.slo.ttft_ms: fast (string) does not fit a float`},
+		"unknown-env":   {"must_fire = []\nonly = true\n[env]\nrouter.kv_event = true\n", `b.expect.toml:4: env.router.kv_event: unknown name; did you mean kv_events?`},
+		"bad-type":      {"only = true\n[env]\nslo.ttft_ms = \"fast\"\n", `b.expect.toml:3: env.slo.ttft_ms: fast (string) does not fit a float`},
 		"unknown-key":   {"must_fires = []\n", `b.expect.toml:1: must_fires: unknown key; accepted here: env, must_fire, must_not_fire, only, plan`},
-		"plan-no-build": {`plan = "../../examples/clean.toml"`, "the test needs plan"},
+		"plan-no-build": {"plan = '" + cleanPlan + "'\nonly = true\n", "the test needs plan"},
+		// Tests that could pass vacuously are errors.
+		"missing-plan":        {"plan = \"nowhere.toml\"\nmust_fire = [\"ttft-slo\"]\n", "nowhere.toml: no such file"},
+		"no-plan-no-env":      {"must_not_fire = [\"ttft-slo\"]\n", `b.expect.toml: plan: no plan to test: b.toml does not exist`},
+		"asserts-nothing":     {"[env]\nslo.ttft_ms = 5\n", "b.expect.toml: must_fire: the test asserts nothing"},
+		"unknown-must-not":    {"must_fire = [\"ttft-slo\"]\n\nmust_not_fire = [\"itl-sol\"]\n[env]\n", `b.expect.toml:3: must_not_fire: no rule "itl-sol" in the rule set; did you mean itl-slo?`},
+		"pool-on-global-rule": {"must_not_fire = [\"ttft-slo@decode\"]\n[env]\n", `must_not_fire: "ttft-slo@decode": rule ttft-slo is not per_pool`},
+		"unknown-pool":        {"must_not_fire = [\"host-oom-staged-kv@prefil\"]\n[[env.pools]]\nname = \"prefill\"\n", `b.expect.toml:1: must_not_fire: "host-oom-staged-kv@prefil": the plan has no pool "prefil"; did you mean prefill?`},
 	} {
 		f := write("b.expect.toml", c.text)
 		_, err := RunTest(f, set, nil)

@@ -254,3 +254,54 @@ func (c *cache) pushMRU(s int32) {
 	}
 	c.lruTail = s
 }
+
+// The timed simulation admits a request only when its blocks fit, so it
+// never overflows; it uses the cache through the methods below.
+
+// available is the blocks a request could still take: free ones and
+// cached blocks no running request pins (evictable).
+func (c *cache) available() int { return c.capacity - c.pinned - c.scratch }
+
+// pinCost is how many blocks pinning or storing ids would take from
+// available: each id not stored, or stored but pinned by nobody.
+func (c *cache) pinCost(ids []uint64) int {
+	n := 0
+	for _, id := range ids {
+		if s, ok := c.index.get(id); !ok || c.slots[s].ref == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// pinOrStore pins id if it is stored, or stores and pins it, evicting the
+// least recently used block if the cache is full (there must be room, see
+// available), and returns its slot.
+func (c *cache) pinOrStore(id uint64) int32 {
+	if s, ok := c.index.get(id); ok {
+		c.pin(s)
+		return s
+	}
+	s := c.alloc()
+	c.stored++
+	c.slots[s] = slot{id: id, prev: nilSlot, next: nilSlot, ref: 1}
+	c.index.insertNew(id, s)
+	c.pinned++
+	c.notePeak()
+	return s
+}
+
+// grant takes n scratch blocks (there must be room, see available).
+func (c *cache) grant(n int) {
+	for range n {
+		c.room()
+		c.scratch++
+	}
+	c.notePeak()
+}
+
+func (c *cache) notePeak() {
+	if u := c.stored + c.scratch; u > c.peak {
+		c.peak = u
+	}
+}

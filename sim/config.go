@@ -60,6 +60,10 @@ type Config struct {
 	// process of that many requests a second (exponential gaps from a PCG
 	// seeded with Seed, its own stream). It excludes Concurrency > 0.
 	RatePerS float64
+	// Engine, when set, turns on the timed simulation: every worker is an
+	// engine that batches (see Engine). Nil is the cache-only simulation,
+	// whose clock is PrefillMSPerToken and DecodeMSPerToken.
+	Engine *Engine
 	// PrefillMSPerToken and DecodeMSPerToken set the service-time model;
 	// 0 means the Default values unless ExplicitZero is set.
 	PrefillMSPerToken float64
@@ -164,6 +168,13 @@ func (cfg Config) settle(src Source) (Config, loadMode, error) {
 	}
 	if cfg.SeenBlocks == 0 {
 		cfg.SeenBlocks = DefaultSeenBlocks
+	}
+	if cfg.Engine != nil {
+		e, err := cfg.Engine.settle(cfg)
+		if err != nil {
+			return cfg, 0, err
+		}
+		cfg.Engine = &e
 	}
 	mode := loadClosed
 	switch {

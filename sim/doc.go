@@ -20,11 +20,30 @@
 // documented on the cache type in cache.go.
 //
 // Requests are issued in order, at most Config.Concurrency in flight, or at
-// their trace arrival times, or at Poisson arrival times (Config.RatePerS);
-// a request completes after a service time of
+// their trace arrival times, or at Poisson arrival times (Config.RatePerS).
+// In the cache-only simulation a request completes after a service time of
 // PrefillMSPerToken × uncached prompt tokens + DecodeMSPerToken × output
-// tokens (see the constants in config.go). Everything is deterministic for
-// given inputs and seeds.
+// tokens (see the constants in config.go), whatever else its worker does.
+//
+// # Timed simulation
+//
+// With Config.Engine every worker is an engine that batches, vLLM V1 style:
+// iterations of chunked prefill and decode within max_num_batched_tokens and
+// max_num_seqs, admission only while KV blocks are free (cached prefix
+// blocks are pinned, not recomputed), a first-come-first-served waiting
+// queue, and recompute preemption of the last admitted sequence when a
+// running one cannot grow. Iteration times come from a StepTimer, the
+// engine model, which the caller passes in (sim imports nothing of the
+// project). Optionally the workers are prefill workers behind which decode
+// workers take each request after its KV crossed a link shared by every
+// transfer in flight (processor sharing). Routers see the load in flight:
+// the blocks each worker holds plus those of the requests queued on it, as
+// Dynamo's router counts them. Results add TTFT, TPOT, end-to-end, queue
+// and transfer latencies (p50, p90, p99, mean), throughput, preemptions and
+// each worker's busy fraction. See Engine for the rules and the one
+// approximation (decode stretches).
+//
+// Everything is deterministic for given inputs and seeds.
 //
 // # Policies
 //
@@ -92,6 +111,7 @@
 //		PrefillLoadScale, OverlapCredit     float64
 //		Concurrency                         int
 //		RatePerS                            float64 // Poisson arrivals, seeded
+//		Engine                              *Engine // timed simulation; nil: cache-only
 //		PrefillMSPerToken, DecodeMSPerToken float64
 //		ExplicitZero                        bool // 0 in the four floats means 0, not the default
 //		SeenBlocks                          int  // bound on remembered block ids; 0 default, < 0 none
@@ -102,6 +122,19 @@
 //	func RunAll(open func() (Source, error), cfg Config, policies []string) ([]Result, error)
 //	func Policies() []string
 //	func ResolvePolicies(names []string) ([]string, error)
+//
+//	type StepTimer interface { StepMS(prefillTokens, prefillContext, decodeContext []int) float64 }
+//	type Engine struct {
+//		Step                                  StepTimer
+//		MaxNumBatchedTokens, MaxNumSeqs       int
+//		DecodeWorkers                         int // > 0: Workers are prefill workers
+//		DecodeStep                            StepTimer
+//		DecodeCapacityBlocks                  int
+//		DecodeMaxNumBatchedTokens, DecodeMaxNumSeqs int
+//		Link                                  Link
+//		ExactSteps                            bool
+//	}
+//	type Link struct { BytesPerS, LatencyMS, BytesPerToken float64; Dedicated bool }
 //
 //	type Request struct { ArrivalMS float64; InputTokens, OutputTokens int; Blocks []uint64 }
 //	type Source interface { Next(*Request) (bool, error); BlockSize() int }
@@ -128,9 +161,14 @@
 //	                                  // blocks_referenced, repeated_blocks, block_size,
 //	                                  // input_tokens, cached_tokens, overflow_blocks,
 //	                                  // skipped_lines, repeat_requests_uncertain,
-//	                                  // forgotten_block_ids, workers
+//	                                  // forgotten_block_ids, workers; timed: ttft_ms, tpot_ms,
+//	                                  // e2e_ms, queue_ms, transfer_ms (Latency), requests_per_s,
+//	                                  // output_tokens_per_s, duration_ms, completed_requests,
+//	                                  // rejected_requests, preemptions
+//	type Latency struct { P50, P90, P99, Mean float64 }
 //	type WorkerResult struct { ... } // JSON: index, requests, request_share,
-//	                                  // peak_occupancy_blocks, evictions, overflow_blocks
+//	                                  // peak_occupancy_blocks, evictions, overflow_blocks;
+//	                                  // timed: role, gpu_busy_fraction, preemptions
 //
 // The package has no terminal code: the CLI attaches a progress bar through
 // Config.Progress.

@@ -413,6 +413,9 @@ func newPolicySim(cfg Config, kind policyKind, mode loadMode, hist *history) (po
 	if kind != polKVAwareApprox {
 		hist = nil
 	}
+	if cfg.Engine != nil {
+		return newTimedSim(cfg, kind, mode, hist)
+	}
 	s := newCacheSim(cfg, kind, mode)
 	s.hist = hist
 	return s, nil

@@ -25,6 +25,13 @@ func TestOnePassEqualsSeparateRuns(t *testing.T) {
 		{Workers: 3, CapacityBlocks: 2000, Seed: 3, Concurrency: 8},
 		{Workers: 9, CapacityBlocks: 150, Seed: 5, Concurrency: 1, SeenBlocks: 3000}, // forgets
 		{Workers: 2, CapacityBlocks: 500, Seed: 7, RatePerS: 20},
+		// Timed: aggregated under a Poisson load, and disaggregated in a
+		// closed loop.
+		{Workers: 3, CapacityBlocks: 3000, Seed: 2, RatePerS: 5,
+			Engine: &Engine{Step: affineStep{base: 5, perPrefill: 0.01, perContext: 1e-4}, MaxNumBatchedTokens: 1024, MaxNumSeqs: 16}},
+		{Workers: 2, CapacityBlocks: 3000, Seed: 2, Concurrency: 6,
+			Engine: &Engine{Step: sqrtStep{}, MaxNumBatchedTokens: 2048, MaxNumSeqs: 16, DecodeWorkers: 2,
+				Link: Link{BytesPerS: 1e9, BytesPerToken: 1e5, LatencyMS: 1}}},
 	}
 	for _, l := range loads {
 		for ci, cfg := range cfgs {

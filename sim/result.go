@@ -48,8 +48,51 @@ type Result struct {
 	// hit classification are exact; beyond, RepeatedBlocks is a lower bound
 	// and a repeat's seen run may be short.
 	ForgottenBlockIDs int64 `json:"forgotten_block_ids"`
-	// Workers holds per-worker figures, by index.
+	// Timing holds the timed simulation's figures (Config.Engine), absent
+	// from the cache-only simulation.
+	*Timing
+	// Workers holds per-worker figures, by index: with disaggregation the
+	// prefill workers, then the decode workers.
 	Workers []WorkerResult `json:"workers"`
+}
+
+// Timing is what the timed simulation adds to a Result. Latencies are over
+// the completed requests, from each request's arrival (its issue time in a
+// closed loop).
+type Timing struct {
+	// TTFTMS is the time to the first token: arrival to the end of the
+	// iteration that samples it (on the decode worker when disaggregated).
+	TTFTMS Latency `json:"ttft_ms"`
+	// TPOTMS is the time per output token after the first: (end − first
+	// token) / (output − 1), over requests of at least 2 output tokens.
+	TPOTMS Latency `json:"tpot_ms"`
+	// E2EMS is arrival to the last token.
+	E2EMS Latency `json:"e2e_ms"`
+	// QueueMS is the time spent waiting for admission: in a worker's queue,
+	// and when disaggregated also for blocks on the decode worker.
+	QueueMS Latency `json:"queue_ms"`
+	// TransferMS is the KV transfer's time on the link, sharing included
+	// (0 when aggregated).
+	TransferMS Latency `json:"transfer_ms"`
+	// RequestsPerS and OutputTokensPerS are completions and output tokens
+	// over DurationMS.
+	RequestsPerS     float64 `json:"requests_per_s"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	// DurationMS is the first arrival to the last completion.
+	DurationMS float64 `json:"duration_ms"`
+	// Completed and Rejected count requests that ran to the end and those
+	// that could never run (an empty prompt, or KV larger than a worker).
+	Completed int `json:"completed_requests"`
+	Rejected  int `json:"rejected_requests"`
+	// Preemptions counts sequences preempted for lack of KV blocks.
+	Preemptions int64 `json:"preemptions"`
+}
+
+func (r *Result) timing() *Timing {
+	if r.Timing == nil {
+		r.Timing = &Timing{}
+	}
+	return r.Timing
 }
 
 // WorkerResult is one worker's share of a Result.
@@ -63,4 +106,16 @@ type WorkerResult struct {
 	PeakOccupancyBlocks int   `json:"peak_occupancy_blocks"`
 	Evictions           int64 `json:"evictions"`
 	OverflowBlocks      int64 `json:"overflow_blocks"`
+	// WorkerTiming is the timed simulation's per-worker figures.
+	*WorkerTiming
+}
+
+// WorkerTiming is one worker's share of a Timing.
+type WorkerTiming struct {
+	// Role is aggregated, prefill or decode.
+	Role string `json:"role"`
+	// GPUBusyFraction is the time the worker ran iterations over
+	// Timing.DurationMS.
+	GPUBusyFraction float64 `json:"gpu_busy_fraction"`
+	Preemptions     int64   `json:"preemptions"`
 }

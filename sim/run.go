@@ -9,12 +9,15 @@ type worker struct {
 	// admitted (timed mode): the router counts them as this worker's load,
 	// as Dynamo's router counts the blocks of every request it has routed.
 	queued int
+	// ahead is the blocks a decode stretch holds for steps that have not
+	// started yet (timed mode), which the router must not see.
+	ahead int
 }
 
 // load is the worker's active blocks as the router counts them (Dynamo's
 // decode_blocks): blocks held by running requests plus those of requests
 // waiting for admission.
-func (w *worker) load() int { return w.cache.active() + w.queued }
+func (w *worker) load() int { return w.cache.active() + w.queued - w.ahead }
 
 // flight is a running request of the cache-only simulation.
 type flight struct {

@@ -135,6 +135,17 @@ func setUsageErrors(c *cli.Command) {
 	if c.CustomHelpTemplate == "" {
 		c.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelp + "\n"
 	}
+	if action := c.Action; action != nil && c.ArgsUsage == "" && len(c.Subcommands) == 0 {
+		// A command that takes no arguments refuses them: `kvplan kv --model m 8000`
+		// must not silently ignore the 8000.
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.NArg() > 0 {
+				full := strings.TrimPrefix(ctx.Command.HelpName, ctx.App.Name+" ")
+				return fmt.Errorf("%s: unexpected argument %q: this command takes flags only, each written --name value (see kvplan %s --help)", full, ctx.Args().First(), full)
+			}
+			return action(ctx)
+		}
+	}
 	for _, s := range c.Subcommands {
 		setUsageErrors(s)
 	}

@@ -38,6 +38,7 @@ func catalogCommand(name, what string, list listFunc, show showFunc, extra *cli.
 				Name:      "show",
 				Usage:     "show one entry with every field and its source",
 				UsageText: "kvplan " + name + " show NAME [-o json]",
+				ArgsUsage: "NAME",
 				Flags:     commonFlags(),
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {

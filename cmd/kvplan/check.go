@@ -91,7 +91,7 @@ func runCheck(c *cli.Context) error {
 		return err
 	}
 	findings := set.Evaluate(rules.FromDeployment(dep))
-	rules.Locate(findings, plan.Pos)
+	rules.LocateWritten(findings, plan.Has, plan.Pos)
 	res := report.NewCheckResult(plan.Path, set, findings, keyFigures(dep), failOn)
 	var buf bytes.Buffer
 	if err := report.WriteCheck(&buf, format, res); err != nil {
@@ -118,6 +118,8 @@ func keyFigures(dep *planner.Deployment) []report.CheckFigure {
 	if d := dep.Disagg; d != nil {
 		f = append(f,
 			report.CheckFigure{Name: "transfer_ms", Value: d.TransferMS, Unit: "ms"},
+			report.CheckFigure{Name: "bytes_per_path", Value: float64(d.BytesPerPath), Unit: "B"},
+			report.CheckFigure{Name: "transfers_in_flight", Value: d.TransfersInFlight, Unit: "transfers"},
 			report.CheckFigure{Name: "transfer_ms_shared", Value: d.TransferMSShared, Unit: "ms"},
 			report.CheckFigure{Name: "ttft_agg_ms", Value: d.TTFTAggMS, Unit: "ms"},
 			report.CheckFigure{Name: "ttft_disagg_ms", Value: d.TTFTDisaggMS, Unit: "ms"},
@@ -131,6 +133,7 @@ func keyFigures(dep *planner.Deployment) []report.CheckFigure {
 	for _, pp := range dep.Pools {
 		f = append(f,
 			report.CheckFigure{Name: pp.Name + ".kv_slots_tokens", Value: float64(pp.Memory.KVSlotsTokens), Unit: "tokens"},
+			report.CheckFigure{Name: pp.Name + ".kv_tokens_in_flight", Value: float64(pp.InFlight.TokensNeeded), Unit: "tokens"},
 			report.CheckFigure{Name: pp.Name + ".host_required_bytes", Value: float64(pp.Memory.HostRequiredBytes), Unit: "B"},
 		)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 )
@@ -89,20 +90,42 @@ func kvDtype(c *cli.Context) (string, error) {
 	return d, nil
 }
 
-// tpFlag checks --tp.
-func tpFlag(c *cli.Context) (int, error) {
-	tp := c.Int("tp")
+// tpFlag checks --tp (or another tp flag) against the range kvplan accepts
+// and against the model's heads (models.CheckTP, the same check as the
+// tp-not-divisible rule of kvplan check).
+func tpFlag(c *cli.Context, m *catalog.Model, names ...string) (int, error) {
+	name := "tp"
+	if len(names) > 0 {
+		name = names[0]
+	}
+	tp := c.Int(name)
 	if tp < 1 || tp > 1024 {
-		return 0, fmt.Errorf("--tp %d: must be between 1 and 1024", tp)
+		return 0, fmt.Errorf("--%s %d: must be between 1 and 1024", name, tp)
+	}
+	if err := models.CheckTP(m, tp); err != nil {
+		return 0, fmt.Errorf("%s: --%s: %w", c.Command.Name, name, err)
 	}
 	return tp, nil
+}
+
+// withinContext refuses a token count past the model's max context unless
+// --beyond-context is given.
+func withinContext(c *cli.Context, m *catalog.Model, what string, tokens int) error {
+	if c.Bool("beyond-context") {
+		return nil
+	}
+	if err := models.CheckContext(m, tokens); err != nil {
+		return fmt.Errorf("%s: %s: %w; add --beyond-context to compute it anyway", c.Command.Name, what, err)
+	}
+	return nil
 }
 
 func modelFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "catalog model name or Hugging Face id (required; kvplan models list)"},
 		&cli.StringFlag{Name: "kv-dtype", Usage: "KV cache dtype: bf16, fp16, fp8 or int8 (default: the model's)"},
-		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel ranks; kv heads per rank = max(1, kv_heads / tp)"},
+		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel ranks; kv heads per rank = max(1, kv_heads / tp); the model's heads must divide (vLLM)"},
+		&cli.BoolFlag{Name: "beyond-context", Usage: "accept token counts past the model's max context (max_position_embeddings)"},
 	}
 }
 

@@ -24,7 +24,9 @@ func disaggCommand() *cli.Command {
 		Description: `Compares the time to first token (TTFT) of one request served aggregated
 (frontend + prefill) with disaggregated (frontend + prefill + KV transfer while
 --concurrency transfers share the link), and the prefill time the split takes
-off the decode worker. Prefill time is estimated from the GPU's bf16 FLOP/s and
+off the decode worker. On a link whose rate is per GPU (kvplan links show:
+rate_per = gpu) each tensor-parallel rank moves its own KV shard on its own
+rail; on a per-node link all of it crosses one path. Prefill time is estimated from the GPU's bf16 FLOP/s and
 prefill MFU unless --prefill-ms gives a measured value.`,
 		Flags: withCommon(append(modelFlags(),
 			&cli.StringFlag{Name: "link", Aliases: []string{"l"}, Usage: "link between prefill and decode workers (kvplan links list); default " + planner.SameGPULink + " with --same-gpu"},
@@ -32,7 +34,8 @@ prefill MFU unless --prefill-ms gives a measured value.`,
 			&cli.StringFlag{Name: "latency", Value: "0.2ms", Usage: "per-transfer latency of the --throughput link, e.g. 0.2ms, 20us"},
 			&cli.IntFlag{Name: "input-tokens", Value: 1500, Usage: "prompt tokens per request"},
 			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "generated tokens per request"},
-			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "transfers in flight on the link at once"},
+			&cli.IntFlag{Name: "decode-tp", Value: 1, Usage: "tensor-parallel ranks of the decode worker (default: --tp); each decode rank pulls its own KV shard"},
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "transfers sharing the link at once (not requests in flight: kvplan check derives transfers from the load)"},
 			&cli.StringFlag{Name: "prefill-gpu", Value: defaultGPU, Usage: "GPU of the prefill worker (kvplan gpus list)"},
 			&cli.StringFlag{Name: "decode-gpu", Usage: "GPU of the decode worker (default: the prefill GPU)"},
 			&cli.BoolFlag{Name: "same-gpu", Usage: "prefill and decode workers share one GPU"},
@@ -70,13 +73,22 @@ func runDisagg(c *cli.Context) error {
 	if sc.KVDtype, err = kvDtype(c); err != nil {
 		return err
 	}
-	if sc.TP, err = tpFlag(c); err != nil {
+	if sc.TP, err = tpFlag(c, sc.Model); err != nil {
 		return err
+	}
+	sc.DecodeTP = sc.TP
+	if c.IsSet("decode-tp") {
+		if sc.DecodeTP, err = tpFlag(c, sc.Model, "decode-tp"); err != nil {
+			return err
+		}
 	}
 	if sc.InputTokens, err = positive(c, "input-tokens", false); err != nil {
 		return err
 	}
 	if sc.OutputTokens, err = positive(c, "output-tokens", true); err != nil {
+		return err
+	}
+	if err := withinContext(c, sc.Model, "--input-tokens + --output-tokens", sc.InputTokens+sc.OutputTokens); err != nil {
 		return err
 	}
 	if sc.Concurrency, err = positive(c, "concurrency", false); err != nil {
@@ -113,6 +125,7 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 				{"KV per request", bytesWithExact(p.KVBytesPerRequest)},
 			}},
 			{Title: "Transfer over " + p.Link, Header: []string{"figure", "value", "note"}, Rows: [][]string{
+				{"on the busiest path", bytesWithExact(p.BytesPerPath), pathNote(p)},
 				{"effective throughput", units.Rate(p.EffectiveBytesPerS), fmt.Sprintf("latency %s per transfer", units.MS(p.LinkLatencyMS))},
 				{"transfer alone", units.MS(p.TransferMS), ""},
 				{"transfer while shared", units.MS(p.TransferMSShared), shareNote},
@@ -144,6 +157,13 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 	return doc
 }
 
+func pathNote(p *planner.DisaggPlan) string {
+	if p.LinkRatePer == catalog.RatePerGPU {
+		return fmt.Sprintf("rate per GPU: %d rails in parallel, one per rank pair (prefill tp %d, decode tp %d)", p.ParallelPaths, p.TP, p.DecodeTP)
+	}
+	return "rate per node: every rank's KV crosses one path"
+}
+
 // disaggLink is --link from the catalog, a link of the user's own from
 // --throughput and --latency, or the same-GPU path with --same-gpu.
 func disaggLink(c *cli.Context, cat *catalog.Catalog, sameGPU bool) (*catalog.Link, error) {
@@ -164,7 +184,8 @@ func disaggLink(c *cli.Context, cat *catalog.Catalog, sameGPU bool) (*catalog.Li
 			return nil, fmt.Errorf("--latency: %w", err)
 		}
 		return &catalog.Link{Name: "custom " + rate, Nominal: rate, NominalBytesPerS: bps, EffectiveBytesPerS: bps,
-			LatencyMS: ms, Shared: true, Source: "given: --throughput " + rate + " --latency " + c.String("latency")}, nil
+			LatencyMS: ms, Shared: true, RatePer: catalog.RatePerNode,
+			Source: "given: --throughput " + rate + " --latency " + c.String("latency") + " (taken as one path per node)"}, nil
 	case name == "" && !sameGPU:
 		return nil, fmt.Errorf("disagg: --link is required (e.g. --link 1gbe; kvplan links list), or --throughput 104MB/s, or --same-gpu")
 	case name == "":

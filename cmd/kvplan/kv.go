@@ -38,12 +38,15 @@ func runKV(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tp, err := tpFlag(c)
+	tp, err := tpFlag(c, m)
 	if err != nil {
 		return err
 	}
 	tokens, err := positive(c, "tokens", false)
 	if err != nil {
+		return err
+	}
+	if err := withinContext(c, m, "--tokens", tokens); err != nil {
 		return err
 	}
 	p, err := planner.PlanKV(planner.KVScenario{Model: m, KVDtype: dtype, TP: tp, Tokens: tokens})

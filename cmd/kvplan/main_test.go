@@ -62,15 +62,18 @@ func TestGolden(t *testing.T) {
 		{"links.json", []string{"links", "list", "-o", "json"}},
 		{"gpus.md", []string{"gpus", "list", "-o", "markdown"}},
 		{"model-show.table", []string{"models", "show", "Qwen/Qwen3-0.6B"}},
+		// The OOM-killed prefill worker of FACTS §4: a deny-level finding, exit 1 like check.
 		{"memory.table", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "--limit", "3584Mi", "--kv-buffer", "cpu", "--concurrency", "4", "--input-tokens", "2371"}},
 		{"memory.json", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "-o", "json"}},
+		{"rules-test.junit", []string{"rules", "test", "../../testdata/rules/tests", "-o", "junit"}},
 		{"memory.md", []string{"memory", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4", "--max-model-len", "32768", "-o", "markdown", "--explain"}},
 	}
+	wantCode := map[string]int{"memory.table": ExitFindings} // the others exit 0
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out, errOut, code := kvplan(t, c.args...)
-			if code != ExitOK {
-				t.Fatalf("exit %d, stderr: %s", code, errOut)
+			if want := wantCode[c.name]; code != want {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, want, errOut)
 			}
 			golden(t, c.name, out)
 		})
@@ -142,8 +145,8 @@ func TestMemoryDoneWhen(t *testing.T) {
 	}
 	out, errOut, code = kvplan(t, "memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38",
 		"--enforce-eager", "--max-model-len", "4096", "--limit", "3584Mi", "--kv-buffer", "cpu", "--concurrency", "4", "--input-tokens", "2371", "-o", "json")
-	if code != ExitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
+	if code != ExitFindings { // an OOM-killed worker is a deny, as in check
+		t.Fatalf("exit %d, want %d: %s", code, ExitFindings, errOut)
 	}
 	var h struct {
 		Required int64 `json:"host_required_bytes"`
@@ -206,6 +209,16 @@ func TestBadInput(t *testing.T) {
 		{"bad kv buffer", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--kv-buffer", "disk"}, `--kv-buffer "disk": want cpu or gpu`},
 		{"memory without gpu", []string{"memory", "--model", "qwen3-0.6b"}, "memory: --gpu is required"},
 		{"import malformed json", []string{"models", "import", "../../testdata/catalog/cli-bad/broken-config.json"}, "broken-config.json:3"},
+		// A stray positional argument is not silently ignored.
+		{"stray argument", []string{"kv", "--model", "qwen3-8b", "8000"}, `kv: unexpected argument "8000": this command takes flags only`},
+		{"stray argument after flags", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "extra"}, `memory: unexpected argument "extra"`},
+		{"stray argument, subcommand", []string{"gpus", "list", "h100"}, `gpus list: unexpected argument "h100"`},
+		// Token counts past the model's context name it (or need --beyond-context).
+		{"kv past context", []string{"kv", "--model", "qwen3-8b", "--tokens", "50000"}, "kv: --tokens: 50000 tokens are past qwen3-8b's max context of 40960 tokens (max_position_embeddings); add --beyond-context"},
+		{"disagg past context", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--input-tokens", "40900", "--output-tokens", "128"}, "disagg: --input-tokens + --output-tokens: 41028 tokens are past qwen3-0.6b's max context of 40960"},
+		{"memory past context", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--input-tokens", "50000"}, "memory: --input-tokens: 50000 tokens are past qwen3-0.6b's max context"},
+		{"bad decode tp", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--decode-tp", "0"}, "--decode-tp 0: must be between 1 and 1024"},
+		{"rules test format", []string{"rules", "test", "../../testdata/rules/tests", "-o", "xml"}, `rules test: -o "xml" is not a format; use table or junit`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -226,6 +239,15 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("stderr shows a stack trace: %s", errOut)
 			}
 		})
+	}
+}
+
+// TestBeyondContext: --beyond-context computes what the context check refuses.
+func TestBeyondContext(t *testing.T) {
+	out, errOut, code := kvplan(t, "kv", "--model", "qwen3-8b", "--tokens", "50000", "--beyond-context", "-o", "json")
+	// 50,000 × 147,456 B (FACTS §2) = 7,372,800,000 B.
+	if code != ExitOK || !strings.Contains(out, `"kv_bytes": 7372800000`) {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
 }
 

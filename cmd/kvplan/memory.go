@@ -52,7 +52,13 @@ func runMemory(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return emit(c, memoryDoc(c, p), p.Derivation)
+	if err := emit(c, memoryDoc(c, p), p.Derivation); err != nil {
+		return err
+	}
+	if n := p.DenyFindings(); n > 0 {
+		return findingsError{n} // exit 1, as check does on a deny
+	}
+	return nil
 }
 
 func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
@@ -77,7 +83,7 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	tp, err := tpFlag(c)
+	tp, err := tpFlag(c, sc.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +102,9 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 		if *f.dst, err = positive(c, f.flag, true); err != nil {
 			return nil, err
 		}
+	}
+	if err := withinContext(c, sc.Model, "--input-tokens", sc.InputTokens); err != nil {
+		return nil, err
 	}
 	if sc.BlockSize == 0 {
 		sc.BlockSize = sc.Engine.DefaultBlockSize

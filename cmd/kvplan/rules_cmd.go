@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"github.com/kvplan/kvplan/internal/suggest"
 	"strings"
@@ -43,9 +44,10 @@ func rulesCommand() *cli.Command {
 				Name:      "test",
 				Usage:     "run rule tests: plan files with an expected-findings list beside them (NAME.expect.toml)",
 				ArgsUsage: "DIR",
-				UsageText: "kvplan rules test testdata/rules/planner --rules team-rules/",
-				Flags:     ruleFlags(),
-				Action:    runRulesTest,
+				UsageText: "kvplan rules test testdata/rules/planner --rules team-rules/ [-o junit > rules.xml]",
+				Flags: append(ruleFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table",
+					Usage: "table (one line per test) or junit (one test case per .expect.toml, for CI)"}),
+				Action: runRulesTest,
 			},
 		},
 	}
@@ -122,6 +124,10 @@ func runRulesTest(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("rules test: give exactly one directory of *.expect.toml files")
 	}
+	format := c.String("output")
+	if format != "table" && format != "junit" {
+		return fmt.Errorf("rules test: -o %q is not a format; use table or junit", format)
+	}
 	cat, err := loadCatalog(c)
 	if err != nil {
 		return err
@@ -137,14 +143,31 @@ func runRulesTest(c *cli.Context) error {
 	if len(results) == 0 {
 		return fmt.Errorf("rules test: no *.expect.toml files under %s", c.Args().First())
 	}
-	w := c.App.Writer
 	failed := 0
+	for _, r := range results {
+		if !r.Passed() {
+			failed++
+		}
+	}
+	if format == "junit" {
+		var buf bytes.Buffer
+		if err := report.WriteRuleTestsJUnit(&buf, results); err != nil {
+			return internalError{err}
+		}
+		if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		if failed > 0 {
+			return findingsError{failed}
+		}
+		return nil
+	}
+	w := c.App.Writer
 	for _, r := range results {
 		if r.Passed() {
 			fmt.Fprintf(w, "ok    %s\n", r.Name)
 			continue
 		}
-		failed++
 		fmt.Fprintf(w, "FAIL  %s\n", r.Name)
 		for _, f := range r.Failures {
 			fmt.Fprintf(w, "      %s\n", f)

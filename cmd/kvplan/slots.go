@@ -62,7 +62,7 @@ func workerSlots(c *cli.Context, blockSize int) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	tp, err := tpFlag(c)
+	tp, err := tpFlag(c, sc.Model)
 	if err != nil {
 		return 0, "", err
 	}

@@ -14,36 +14,54 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 )
 
-// ImportConfig reads a Hugging Face config.json (its bytes; file names it in
+// Options are the choices of an import.
+type Options struct {
+	Name         string // the entry's name; "" derives it from _name_or_path or the file name
+	Engine       string // whose linear and Mamba state convention the notes lead with; "" = vllm
+	WeightsBytes int64  // the checkpoint's size, when known: it replaces the weight bytes kvplan estimates
+}
+
+// ImportConfig is Import with only a name.
+func ImportConfig(data []byte, file string, name string) (*catalog.Model, []string, error) {
+	return Import(data, file, Options{Name: name})
+}
+
+// Import reads a Hugging Face config.json (its bytes; file names it in
 // errors and in the entry's source) and returns a catalog entry, with notes
 // for the user on every choice the config left open (a head_dim that differs
 // from hidden/heads, a missing dtype, a sliding window that is switched off).
-// name overrides the entry's name; "" derives it from _name_or_path or the
-// file name ("Qwen--Qwen3-0.6B.json" → "qwen3-0.6b").
+// opts.Name overrides the entry's name; "" derives it from _name_or_path or
+// the file name ("Qwen--Qwen3-0.6B.json" → "qwen3-0.6b").
 //
 // A config it cannot interpret is an *ImportError naming the missing or
-// contradictory field; malformed JSON names file:line:col. It never guesses
-// silently. The entry it returns passes catalog validation.
+// contradictory field and, where it helps, the family; malformed JSON names
+// file:line:col. It never guesses silently. The entry it returns passes
+// catalog validation.
 //
 // Conventions:
 //   - Layers counts the layers that hold a KV cache or a state: attention,
 //     linear-attention and Mamba layers. MLP- or MoE-only blocks of hybrid
-//     patterns (Nemotron-H '-' and 'E') hold none and are left out (a note
-//     says so). Multi-token-prediction layers go to MTPLayers, not Layers.
+//     patterns (Nemotron-H '-' and 'E'), and Llama-Nemotron's layers whose
+//     attention is a no_op, hold none and are left out (a note says so).
+//     Multi-token-prediction layers go to MTPLayers, not Layers.
 //   - The KV dtype is the model's torch_dtype (a quantized checkpoint keeps a
-//     16-bit KV cache); a linear or Mamba layer's state is in the KV dtype,
-//     except its recurrent part when mamba_ssm_cache_dtype is given.
+//     16-bit KV cache) unless the checkpoint declares an fp8 KV cache, or
+//     the engines serve the architecture only in fp8 (DeepSeek-V4).
+//   - Linear and Mamba layers keep their state's dimensions; the bytes follow
+//     the engine's state convention (models.StateConvention); the notes give
+//     both vLLM's and SGLang's figures, opts.Engine's first.
 //   - For MLA, KVHeads and HeadDim describe the decompressed attention
 //     (num_key_value_heads × (qk_nope_head_dim + qk_rope_head_dim)); the cache
 //     holds one latent of kv_lora_rank + qk_rope_head_dim.
-//   - Parameters follow params.go; ParamsActive is set for MoE models only.
-func ImportConfig(data []byte, file string, name string) (*catalog.Model, []string, error) {
+//   - Parameters follow params.go, weight bytes quant.go; ParamsActive is set
+//     for MoE models only.
+func Import(data []byte, file string, opts Options) (*catalog.Model, []string, error) {
 	c, err := parseConfig(data, file)
 	if err != nil {
 		return nil, nil, err
 	}
-	imp := &importer{c: c, a: &arch{}}
-	m, err := imp.run(name)
+	imp := &importer{c: c, a: &arch{}, opts: opts}
+	m, err := imp.run(opts.Name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -55,6 +73,7 @@ func ImportConfig(data []byte, file string, name string) (*catalog.Model, []stri
 	if _, err := catalog.Parse(file+" (imported entry)", out); err != nil {
 		return nil, nil, fmt.Errorf("%s: the imported entry does not validate: %w", file, err)
 	}
+	imp.stateNotes(m)
 	return m, imp.notes, nil
 }
 
@@ -77,26 +96,37 @@ type arch struct {
 	baseDtype   string // torch_dtype: the dtype of weights a quantization leaves alone
 	weightDtype string
 	kvDtype     string
-	kvBytes     int64 // bytes of one KV element
-	ssmBytes    int64 // bytes of one recurrent-state element
+	kvBytes     int64  // bytes of one KV element
+	ssmDtype    string // the recurrent state's dtype as the config pins it; "" = the engine's default
 
-	mla   *mlaDims
-	lin   *linearDims
-	mamba *mambaDims
-	specs []layerSpec
-	mtp   int
+	mla        *mlaDims
+	lin        *linearDims
+	kda        *kdaDims
+	mamba      *mambaDims
+	mamba1     *mamba1Dims
+	specs      []layerSpec
+	mtp        int
+	compressed bool // DeepSeek-V4's compressed attention (compress_ratios)
+	indexDim   int  // a sparse-attention indexer's index_head_dim
+	indexHeads int  // its index_n_heads
 
 	ffn ffnDims
 }
 
 // mlaDims are the multi-head latent attention ranks and head dimensions.
+// DeepSeek-V4 caches one head_dim latent (kvLoraRank = head_dim − rope)
+// and projects its output through o_groups low-rank groups.
 type mlaDims struct {
 	qLoraRank, kvLoraRank, qkNope, qkRope, vHead int
+	fp8Entry                                     int // packed fp8 latent bytes (FlashMLA sparse), 0 = one byte an element
+	v4                                           bool
+	oGroups, oLoraRank                           int
 }
 
 type importer struct {
 	c            *hfConfig
 	a            *arch
+	opts         Options
 	notes        []string
 	blockPattern bool // layers are single-purpose blocks (hybrid_override_pattern, layers_block_type)
 }
@@ -117,16 +147,18 @@ func (imp *importer) run(name string) (*catalog.Model, error) {
 	if err := imp.refuseUnsupported(); err != nil {
 		return nil, err
 	}
-	if a.layers, err = c.positive("num_hidden_layers", "n_layer", "num_layers"); err != nil {
+	if a.layers, err = imp.layerCount(); err != nil {
 		return nil, err
-	}
-	if a.layers > maxLayers {
-		return nil, c.errf("num_hidden_layers", "is %d; no real model has more than %d layers", a.layers, maxLayers)
 	}
 	if a.hidden, err = c.positive("hidden_size", "n_embd", "d_model"); err != nil {
 		return nil, err
 	}
-	if a.heads, err = c.positive("num_attention_heads", "n_head", "num_heads"); err != nil {
+	if pureMamba(a.modelType) {
+		// No attention anywhere: heads are optional.
+		if a.heads, _, err = c.optPositive("num_attention_heads", "n_head", "num_heads"); err != nil {
+			return nil, err
+		}
+	} else if a.heads, err = c.positive("num_attention_heads", "n_head", "num_heads"); err != nil {
 		return nil, err
 	}
 	if a.vocab, err = c.positive("vocab_size", "padded_vocab_size"); err != nil {
@@ -167,10 +199,21 @@ func (imp *importer) run(name string) (*catalog.Model, error) {
 	if err := imp.readMLA(); err != nil {
 		return nil, err
 	}
-	if err := imp.headGeometry(); err != nil {
-		return nil, err
+	if a.heads > 0 {
+		if err := imp.headGeometry(); err != nil {
+			return nil, err
+		}
 	}
 	if err := imp.buildLayers(); err != nil {
+		return nil, err
+	}
+	if err := imp.markIndexers(); err != nil {
+		return nil, err
+	}
+	if err := imp.markMiniMaxSparse(); err != nil {
+		return nil, err
+	}
+	if err := imp.readIndexer(); err != nil {
 		return nil, err
 	}
 	if err := imp.readStateDims(); err != nil {
@@ -180,11 +223,9 @@ func (imp *importer) run(name string) (*catalog.Model, error) {
 	if cacheLayers == 0 {
 		return nil, c.errf("num_hidden_layers", "none of the %d layers is an attention, linear-attention or Mamba layer", a.layers)
 	}
-	if a.mla != nil && len(layout) > 0 {
-		return nil, c.errf("kv_lora_rank", "MLA together with sliding-window, linear or Mamba layers (%s) is not supported", describeGroups(layout))
-	}
 	if cacheLayers != a.layers {
-		imp.note("%d of %d blocks are MLP- or MoE-only and hold no cache; layers = %d counts the attention and Mamba layers", a.layers-cacheLayers, a.layers, cacheLayers)
+		imp.note("%d of %d blocks hold no cache (MLP- or MoE-only, or attention replaced); layers = %d counts the attention, linear-attention and Mamba layers",
+			a.layers-cacheLayers, a.layers, cacheLayers)
 	}
 	if len(layout) > 0 {
 		imp.note("layout: %s", describeGroups(layout))
@@ -216,10 +257,16 @@ func (imp *importer) run(name string) (*catalog.Model, error) {
 		m.ParamsActive = p.Active()
 	}
 	if a.mla != nil {
-		m.MLA = &catalog.MLA{KVLoraRank: a.mla.kvLoraRank, QKRopeHeadDim: a.mla.qkRope}
+		m.MLA = &catalog.MLA{KVLoraRank: a.mla.kvLoraRank, QKRopeHeadDim: a.mla.qkRope, FP8EntryBytes: a.mla.fp8Entry}
+		if a.heads == 0 {
+			m.KVHeads, m.HeadDim = 0, 0
+		}
 	}
-	if err := imp.weightsBytes(m, p); err != nil {
+	if err := imp.weights(m, p); err != nil {
 		return nil, err
+	}
+	if m.KVDtype != a.baseDtype {
+		m.Dtype = a.baseDtype
 	}
 	if err := imp.name(m, name); err != nil {
 		return nil, err
@@ -227,24 +274,44 @@ func (imp *importer) run(name string) (*catalog.Model, error) {
 	return m, nil
 }
 
-// maxLayers bounds num_hidden_layers.
-const maxLayers = 100_000
+// maxLayers bounds num_hidden_layers (real models have a few hundred).
+const maxLayers = 10_000
 
-// paramsOverflow reports whether a rough float estimate of the parameters
-// exceeds 10^15, far beyond any model and safely inside int64.
+// paramsOverflow reports whether a float bound on the parameters exceeds
+// 10^15, far beyond any model and safely inside int64, so that no product
+// of the parameter count can overflow. The bound takes, per layer, the
+// largest product of three dimensions any weight of params.go multiplies,
+// times the experts.
 func (a *arch) paramsOverflow() bool {
 	f := a.ffn
 	H, L := float64(a.hidden), float64(a.layers)
-	width := float64(max(f.intermediate, f.expertI, f.sharedI, a.heads*a.headDim, 1))
+	A := float64(max(a.heads, 1))
+	widths := []int{f.intermediate, f.expertI, f.sharedI, f.latent, a.heads * a.headDim, a.indexHeads * a.indexDim, 1}
 	for _, s := range a.specs {
-		width = max(width, float64(s.headDim)*float64(a.heads))
+		widths = append(widths, s.ffnWidth, s.headDim*a.heads)
 	}
-	perLayer := H * width * (8 + 3*float64(f.experts))
-	if a.lin != nil {
-		perLayer += H * float64(a.lin.vHeads*a.lin.vDim+a.lin.kHeads*a.lin.kDim) * 4
+	if l := a.lin; l != nil {
+		widths = append(widths, 2*l.kHeads*l.kDim+2*l.vHeads*l.vDim+2*l.vHeads)
 	}
-	if a.mamba != nil {
-		perLayer += H * float64(a.mamba.heads*a.mamba.headDim+a.mamba.groups*a.mamba.state) * 4
+	if k := a.kda; k != nil {
+		widths = append(widths, 6*k.heads*k.headDim)
+	}
+	if m := a.mamba; m != nil {
+		widths = append(widths, 2*m.heads*m.headDim+2*m.groups*m.state+m.heads)
+	}
+	if m := a.mamba1; m != nil {
+		widths = append(widths, 2*m.inner, m.inner*(m.dtRank+2*m.state+2)/max(a.hidden, 1)+1)
+	}
+	width := 1.0
+	for _, w := range widths {
+		width = max(width, float64(w))
+	}
+	model := max(H, float64(f.latent))
+	perLayer := model * width * (8 + 3*float64(f.experts))
+	if m := a.mla; m != nil {
+		r := float64(max(m.qLoraRank, m.kvLoraRank, m.oLoraRank, m.oGroups, a.hidden))
+		qk := float64(m.qkNope + m.qkRope + m.vHead)
+		perLayer += 4 * r * A * qk
 	}
 	return L*perLayer+2*float64(a.vocab)*H > 1e15
 }
@@ -252,16 +319,53 @@ func (a *arch) paramsOverflow() bool {
 // unsupported lists model types whose KV layout the importer cannot read
 // from config.json, with the reason.
 var unsupported = map[string]string{
-	"jamba":           "Jamba's attn_layer_period/attn_layer_offset layout and Mamba-1 state",
 	"falcon_h1":       "Falcon-H1 runs attention and Mamba in parallel in every layer",
 	"zamba":           "Zamba's shared attention blocks",
 	"zamba2":          "Zamba2's shared attention blocks",
-	"mamba":           "a pure Mamba-1 model",
-	"falcon_mamba":    "a pure Mamba-1 model",
 	"rwkv":            "an RWKV model",
+	"rwkv7":           "an RWKV-7 model",
 	"recurrent_gemma": "RecurrentGemma's RG-LRU layers",
-	"minimax":         "MiniMax's lightning-attention layout",
-	"deepseek_v32":    "DeepSeek-V3.2's sparse-attention indexer cache",
+	"minimax":         "MiniMax-01's lightning-attention layout",
+}
+
+// pureMamba reports whether every layer of a model type is a Mamba mixer.
+func pureMamba(modelType string) bool { return modelType == "mamba" || modelType == "falcon_mamba" }
+
+// layerCount is num_hidden_layers (n_layer, num_layers), or, when a config
+// gives its layers only as a list (Nemotron-3's layers_block_type), the
+// list's length.
+func (imp *importer) layerCount() (int, error) {
+	c := imp.c
+	n, _, ok, err := c.intAlias("num_hidden_layers", "n_layer", "num_layers")
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		for _, key := range []string{"layers_block_type", "block_configs", "layer_types"} {
+			l, has, err := c.list(key)
+			if err != nil {
+				return 0, err
+			}
+			if has && len(l) > 0 {
+				imp.note("num_hidden_layers missing: the %d entries of %s are the layers", len(l), key)
+				n, ok = len(l), true
+				break
+			}
+		}
+	}
+	if !ok {
+		return c.positive("num_hidden_layers", "n_layer", "num_layers") // the missing-field error
+	}
+	if n <= 0 {
+		return 0, c.errf("num_hidden_layers", "must be > 0 (got %d)", n)
+	}
+	if n > maxDim {
+		return 0, c.errf("num_hidden_layers", "is %d; no real model has a dimension above %d", n, maxDim)
+	}
+	if n > maxLayers {
+		return 0, c.errf("num_hidden_layers", "is %d; no real model has more than %d layers", n, maxLayers)
+	}
+	return n, nil
 }
 
 func (imp *importer) refuseUnsupported() error {
@@ -343,109 +447,24 @@ func (imp *importer) dtypes() error {
 	a.baseDtype, a.weightDtype, a.kvDtype = dtype, dtype, dtype
 	b, _ := catalog.DtypeBytes(a.kvDtype)
 	a.kvBytes = int64(b)
-
-	q, field, err := c.object("quantization_config")
-	if err != nil || q == nil {
-		return err
-	}
-	method, _ := q["quant_method"].(string)
-	qerr := func(format string, args ...any) error {
-		return c.errAt(field, format, args...)
-	}
-	num := func(k string) int {
-		if v, ok := q[k]; ok {
-			if n, ok := v.(interface{ Int64() (int64, error) }); ok {
-				i, _ := n.Int64()
-				return int(i)
-			}
-		}
-		return 0
-	}
-	switch method {
-	case "fp8", "fbgemm_fp8":
-		a.weightDtype = "fp8"
-	case "mxfp4":
-		a.weightDtype = "mxfp4"
-	case "gptq", "awq", "auto-round", "autoround":
-		switch bits := num("bits"); bits {
-		case 4:
-			a.weightDtype = "int4"
-		case 8:
-			a.weightDtype = "int8"
-		default:
-			return qerr("quant_method %q with bits %d; expected bits 4 or 8", method, bits)
-		}
-	case "bitsandbytes":
-		switch {
-		case q["load_in_4bit"] == true:
-			a.weightDtype = "int4"
-		case q["load_in_8bit"] == true:
-			a.weightDtype = "int8"
-		default:
-			return qerr("bitsandbytes without load_in_4bit or load_in_8bit")
-		}
-	case "compressed-tensors":
-		dt, err := compressedTensorsDtype(q)
-		if err != nil {
-			return qerr("%v", err)
-		}
-		a.weightDtype = dt
-	case "modelopt":
-		algo, _ := q["quant_algo"].(string)
-		if strings.ToUpper(algo) != "FP8" {
-			return qerr("modelopt quant_algo %q is not supported; only FP8 is", algo)
-		}
-		a.weightDtype = "fp8"
-	case "":
-		return qerr("has no quant_method")
-	default:
-		return qerr("quant_method %q is not supported; expected fp8, fbgemm_fp8, mxfp4, gptq, awq, auto-round, bitsandbytes, compressed-tensors or modelopt (FP8)", method)
-	}
-	if a.weightDtype != "mxfp4" {
-		imp.note("weights are %s (quantization_config %s); the KV cache stays %s. Scales and unquantized layers are not counted in weight bytes", a.weightDtype, method, a.kvDtype)
-	}
 	return nil
 }
 
-// compressedTensorsDtype reads the weight format of the first config group.
-func compressedTensorsDtype(q map[string]any) (string, error) {
-	groups, _ := q["config_groups"].(map[string]any)
-	names := make([]string, 0, len(groups))
-	for k := range groups {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		g, _ := groups[k].(map[string]any)
-		w, _ := g["weights"].(map[string]any)
-		if w == nil {
-			continue
-		}
-		bits := 0
-		if n, ok := w["num_bits"].(interface{ Int64() (int64, error) }); ok {
-			i, _ := n.Int64()
-			bits = int(i)
-		}
-		typ, _ := w["type"].(string)
-		switch {
-		case bits == 8 && typ == "float":
-			return "fp8", nil
-		case bits == 8 && typ == "int":
-			return "int8", nil
-		case bits == 4 && typ == "int":
-			return "int4", nil
-		}
-		return "", fmt.Errorf("compressed-tensors weights of %d-bit %s are not supported; expected 8-bit float, 8-bit int or 4-bit int", bits, typ)
-	}
-	return "", fmt.Errorf("compressed-tensors without config_groups.*.weights")
-}
-
-// readMLA reads multi-head latent attention, when kv_lora_rank is set.
+// readMLA reads multi-head latent attention, when kv_lora_rank is set, or
+// DeepSeek-V4's latent attention (compress_ratios with one kv head of
+// head_dim, K and V in one latent whose last qk_rope_head_dim elements are
+// rotated).
 func (imp *importer) readMLA() error {
-	c := imp.c
+	c, a := imp.c, imp.a
 	kvRank, ok, err := c.optPositive("kv_lora_rank")
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if !ok && c.has("compress_ratios") {
+		return imp.readV4Latent()
+	}
+	if !ok {
+		return nil
 	}
 	m := &mlaDims{kvLoraRank: kvRank}
 	if m.qkRope, err = c.positive("qk_rope_head_dim"); err != nil {
@@ -460,9 +479,78 @@ func (imp *importer) readMLA() error {
 	if m.qLoraRank, _, err = c.optPositive("q_lora_rank"); err != nil {
 		return err
 	}
-	imp.a.mla = m
+	a.mla = m
 	imp.note("MLA: each layer caches one latent of kv_lora_rank %d + qk_rope_head_dim %d = %d elements per token, not split by tensor parallelism",
 		kvRank, m.qkRope, kvRank+m.qkRope)
+	return nil
+}
+
+// readV4Latent reads DeepSeek-V4's latent: head_dim elements per entry, one
+// kv head, of which qk_rope_head_dim are rotated. vLLM stores it only in
+// fp8 ("DeepseekV4 only supports fp8 kv-cache format", fp8_ds_mla): the
+// NoPE part in fp8, the RoPE part in bf16, one ue8m0 scale per 64 NoPE
+// elements and a pad byte: (head_dim − rope) + 2 × rope + (head_dim − rope) / 64 + 1.
+func (imp *importer) readV4Latent() error {
+	c, a := imp.c, imp.a
+	dim, err := c.positive("head_dim")
+	if err != nil {
+		return err
+	}
+	rope, err := c.positive("qk_rope_head_dim")
+	if err != nil {
+		return err
+	}
+	if rope >= dim {
+		return c.errf("qk_rope_head_dim", "%d is not below head_dim %d, which holds it", rope, dim)
+	}
+	if kv, _, ok, err := c.intAlias("num_key_value_heads"); err != nil {
+		return err
+	} else if ok && kv != 1 {
+		return c.errf("num_key_value_heads", "is %d; compressed attention (compress_ratios) caches one latent, one kv head", kv)
+	}
+	nope := dim - rope
+	m := &mlaDims{kvLoraRank: nope, qkRope: rope, qkNope: nope, vHead: dim, v4: true,
+		fp8Entry: nope + 2*rope + nope/64 + 1}
+	if m.qLoraRank, _, err = c.optPositive("q_lora_rank"); err != nil {
+		return err
+	}
+	if m.oGroups, _, err = c.optPositive("o_groups"); err != nil {
+		return err
+	}
+	if m.oLoraRank, _, err = c.optPositive("o_lora_rank"); err != nil {
+		return err
+	}
+	a.mla = m
+	a.kvDtype, a.kvBytes = "fp8", 1
+	imp.note("latent attention (compress_ratios): each cached entry is one latent of head_dim %d (K and V in one), not split by tensor parallelism; "+
+		"kv_dtype is fp8, the only KV format vLLM serves DeepSeek-V4 in, %d B per entry packed (%d fp8 + %d bf16 RoPE + %d scale bytes; vLLM deepseek_v4_attention.py)",
+		dim, m.fp8Entry, nope, rope, nope/64+1)
+	return nil
+}
+
+// readIndexer reads the dimensions of a sparse-attention indexer when a
+// layer keeps one, and the packed fp8 latent of the sparse MLA kernels
+// (FlashMLA sparse's fp8_ds_mla: kv_lora_rank fp8 values, one fp32 scale
+// per 128 of them, the RoPE part in bf16 — 656 B for 512 + 64).
+func (imp *importer) readIndexer() error {
+	c, a := imp.c, imp.a
+	found := false
+	for _, s := range a.specs {
+		found = found || (s.indexer && s.indexB == 0)
+	}
+	if !found {
+		return nil
+	}
+	var err error
+	if a.indexDim, err = c.positive("index_head_dim"); err != nil {
+		return err
+	}
+	if a.indexHeads, err = c.positive("index_n_heads"); err != nil {
+		return err
+	}
+	if m := a.mla; m != nil && !m.v4 {
+		m.fp8Entry = m.kvLoraRank + (m.kvLoraRank+127)/128*4 + 2*m.qkRope
+	}
 	return nil
 }
 
@@ -524,7 +612,7 @@ func (imp *importer) headGeometry() error {
 			imp.note("multi_query is true and no kv-head count is given: 1 kv head (MQA)")
 		} else {
 			kv = a.heads
-			if a.mla == nil {
+			if a.mla == nil && !c.has("block_configs") {
 				imp.note("num_key_value_heads missing: kv_heads = num_attention_heads %d (MHA)", a.heads)
 			}
 		}
@@ -539,28 +627,6 @@ func (imp *importer) headGeometry() error {
 	a.kvHeads = kv
 	return nil
 }
-
-// weightsBytes estimates the checkpoint size of mixed-precision mxfp4
-// models: routed experts in mxfp4 (4.25 bits), the rest in the model dtype.
-func (imp *importer) weightsBytes(m *catalog.Model, p paramCount) error {
-	if m.WeightDtype != "mxfp4" {
-		return nil
-	}
-	a := imp.a
-	rest, _ := catalog.DtypeBytes(imp.restDtype())
-	if a.ffn.experts == 0 {
-		imp.note("mxfp4 weights without MoE experts: every weight is counted as mxfp4; set weights_bytes by hand if the checkpoint keeps some in 16 bits")
-		return nil
-	}
-	mx, _ := catalog.DtypeBytes("mxfp4")
-	m.WeightsBytes = int64(float64(p.Experts)*mx + float64(p.Total()-p.Experts)*rest)
-	imp.note("mxfp4: weights_bytes %d estimates %d routed-expert parameters at 4.25 bits and the other %d in %s",
-		m.WeightsBytes, p.Experts, p.Total()-p.Experts, imp.restDtype())
-	return nil
-}
-
-// restDtype is the dtype of the weights a quantization leaves alone.
-func (imp *importer) restDtype() string { return imp.a.baseDtype }
 
 var (
 	hfIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)

@@ -243,13 +243,14 @@ func TestImportVariants(t *testing.T) {
 		{"qwen3-next-layer-types.json", "qwen3-next-layer-types", 48, 24_576, 24_576, 39_518_208,
 			"36 linear, 12 full", ""},
 		// hybrid_override_pattern: 4 '*' × 2 × 8 × 128 × 2 = 16,384; 27 'M' of
-		// (128·80·128 = 1,310,720 + 3 × (10,240 + 2·8·128) = 36,864) × 2 = 2,695,168;
-		// 25 '-' blocks hold nothing
-		{"nemotron-h-pattern.json", "nemotron-h-9b-like", 31, 16_384, 16_384, 72_769_536,
-			"27 linear, 4 full", "25 of 56 blocks are MLP- or MoE-only"},
+		// SSM 128·80·128 = 1,310,720 × 4 B (fp32: vLLM's NemotronH default, the
+		// config pins none) + conv 3 × (10,240 + 2·8·128) = 36,864 × 2 B
+		// = 5,242,880 + 73,728 = 5,316,608; × 27 = 143,548,416. 25 '-' blocks hold nothing
+		{"nemotron-h-pattern.json", "nemotron-h-9b-like", 31, 16_384, 16_384, 143_548_416,
+			"27 mamba, 4 full", "25 of 56 blocks hold no cache"},
 		// layers_block_type, mamba_ssm_cache_dtype float32: 1 attention × 2 × 2 × 64 × 2 = 512;
 		// 2 mamba of 8·64·16 × 4 + 3 × (512 + 32) × 2 = 32,768 + 3,264 = 36,032
-		{"layers-block-type.json", "tiny-hybrid", 3, 512, 512, 72_064, "2 linear, 1 full", ""},
+		{"layers-block-type.json", "tiny-hybrid", 3, 512, 512, 72_064, "2 mamba, 1 full", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -350,8 +351,10 @@ func TestImportErrors(t *testing.T) {
 		{"kv heads not dividing", llama(`"num_key_value_heads": 3`), "config.json:2:3: num_key_value_heads: 3 does not divide num_attention_heads 8"},
 		{"unknown dtype", llama(`"torch_dtype": "int3"`), `config.json:2:3: torch_dtype: "int3" is not one of bf16, bfloat16, float, float16, float32, fp16, fp32, half`},
 		{"dtype contradiction", llama(`"dtype": "float16"`), `config.json:2:3: dtype: is "float16" but torch_dtype is "bfloat16"; they name the same thing`},
-		{"unknown quantization", llama(`"quantization_config": {"quant_method": "hqq"}`),
-			`config.json:2:3: quantization_config: quant_method "hqq" is not supported; expected fp8, fbgemm_fp8, mxfp4, gptq, awq, auto-round, bitsandbytes, compressed-tensors or modelopt (FP8)`},
+		{"unknown compressed-tensors format", llama(`"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 2, "type": "int"}}}}`),
+			"config.json:2:3: quantization_config: config_groups.g.weights: 2-bit int weights (group_size 0) are not a format kvplan knows; expected 8-bit float or int, 4-bit int, or 4-bit float in groups of 16 (nvfp4) or 32 (mxfp4)"},
+		{"bad ignore regex", llama(`"quantization_config": {"quant_method": "fp8", "ignore": ["re:(unclosed"]}`),
+			"config.json:2:3: quantization_config: pattern \"re:(unclosed\": error parsing regexp: missing closing ): `^(?:(unclosed)`"},
 		{"unknown layer type", llama(`"layer_types": ["full_attention", "cross_attention"]`),
 			`config.json:2:3: layer_types: entry 1 is "cross_attention"; expected full_attention, sliding_attention, chunked_attention, linear_attention or mamba`},
 		{"sliding while switched off", llama(`"layer_types": ["full_attention", "sliding_attention"]`, `"sliding_window": 128`, `"use_sliding_window": false`),
@@ -369,12 +372,10 @@ func TestImportErrors(t *testing.T) {
 		{"experts without top-k", llama(`"num_experts": 8`),
 			"config.json: num_experts_per_tok: missing (also looked for experts_per_token, top_k_experts, moe_topk, num_experts_per_token)"},
 		{"top-k above experts", llama(`"num_local_experts": 8`, `"num_experts_per_tok": 9`), "config.json:3:3: num_experts_per_tok: 9 is more than the 8 experts"},
-		{"unsupported model type", strings.Replace(llama(), `"llama"`, `"jamba"`, 1),
-			`config.json:8:3: model_type: "jamba" is not supported: kvplan cannot read Jamba's attn_layer_period/attn_layer_offset layout and Mamba-1 state from config.json; write the catalog entry by hand`},
-		{"MLA with sliding layers", llama(`"kv_lora_rank": 512`, `"qk_rope_head_dim": 64`, `"qk_nope_head_dim": 128`, `"v_head_dim": 128`, `"sliding_window": 128`),
-			"config.json:2:3: kv_lora_rank: MLA together with sliding-window, linear or Mamba layers (2 sliding (window 128)) is not supported"},
+		{"unsupported model type", strings.Replace(llama(), `"llama"`, `"zamba2"`, 1),
+			`config.json:8:3: model_type: "zamba2" is not supported: kvplan cannot read Zamba2's shared attention blocks from config.json; write the catalog entry by hand`},
 		{"absurd layers", llama(`"num_hidden_layers": 1000000000000`), "config.json:2:3: num_hidden_layers: is 1000000000000; no real model has a dimension above 16777216"},
-		{"absurd size", llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 100000`),
+		{"absurd size", llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 5000`),
 			"config.json:4:3: num_hidden_layers: with these dimensions the model would have more than 10^15 parameters; check the config"},
 		{"MLA without rope dim", llama(`"kv_lora_rank": 512`), "config.json: qk_rope_head_dim: missing"},
 		{"duplicate key", strings.Replace(llama(`"num_hidden_layers": 2`), `"vocab_size": 1000`, `"num_hidden_layers": 4`, 1),
@@ -565,10 +566,12 @@ func wantNote(t *testing.T, notes []string, sub string) {
 	t.Errorf("no note contains %q; notes:\n  %s", sub, strings.Join(notes, "\n  "))
 }
 
-// FuzzImportConfig: no input panics; whatever imports also validates and
-// round-trips. `go test` runs the seeds: every fixture.
+// FuzzImportConfig: no input panics; whatever imports also validates,
+// round-trips, and gives sane KV arithmetic under every state convention:
+// no negative figure, a request's bytes never shrink as it grows, and an
+// empty request holds just the state. `go test` runs the seeds: every fixture.
 func FuzzImportConfig(f *testing.F) {
-	for _, g := range []string{"*.json", "variants/*.json", "broken/*.json"} {
+	for _, g := range []string{"*.json", "variants/*.json", "broken/*.json", "more/*.json"} {
 		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "models", g))
 		for _, file := range files {
 			data, err := os.ReadFile(file)
@@ -579,7 +582,8 @@ func FuzzImportConfig(f *testing.F) {
 		}
 	}
 	f.Add([]byte(llama(`"num_hidden_layers": 1000000000000`)))
-	f.Add([]byte(llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 100000`)))
+	f.Add([]byte(llama(`"hidden_size": 16777216`, `"intermediate_size": 16777216`, `"num_hidden_layers": 5000`)))
+	f.Add([]byte(llama(`"time_step_limit": [0.0, Infinity]`, `"quantization_config": {"quant_algo": "NVFP4"}`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, _, err := ImportConfig(data, "config.json", "fuzz")
 		if err != nil {
@@ -591,6 +595,33 @@ func FuzzImportConfig(f *testing.F) {
 		}
 		if _, err := catalog.Parse("fuzz.toml", out); err != nil {
 			t.Fatalf("%v\n%s", err, out)
+		}
+		for _, engine := range models.StateConventions {
+			for _, tp := range []int{1, 8} {
+				kv, err := models.NewKV(m, models.KVOptions{Engine: engine, TP: tp})
+				if err != nil {
+					t.Fatalf("NewKV: %v\n%s", err, out)
+				}
+				if kv.BytesPerToken() < 0 || kv.FullBytesPerToken() < 0 || kv.StateBytesPerRequest() < 0 {
+					t.Fatalf("negative KV figure %d %d %d\n%s", kv.BytesPerToken(), kv.FullBytesPerToken(), kv.StateBytesPerRequest(), out)
+				}
+				if got := kv.RequestBytes(0); got != kv.StateBytesPerRequest() {
+					t.Fatalf("empty request %d B, want the state %d B\n%s", got, kv.StateBytesPerRequest(), out)
+				}
+				prev := int64(0)
+				for _, n := range []int{1, 127, 128, 4096, 131_072, 1 << 20} {
+					b := kv.RequestBytes(n)
+					if b < prev {
+						t.Fatalf("request bytes shrink: %d B at %d tokens after %d B\n%s", b, n, prev, out)
+					}
+					prev = b
+					for _, g := range kv.Groups {
+						if r := g.ReserveBytes(n, 16, 8192); r < 0 {
+							t.Fatalf("negative reservation %d for %s\n%s", r, g.Kind, out)
+						}
+					}
+				}
+			}
 		}
 	})
 }

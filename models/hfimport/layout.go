@@ -5,16 +5,32 @@ import (
 	"strings"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/units"
 )
 
 // Mixers: what a decoder layer (block) attends with.
 const (
-	mixerFull    = "full"    // full attention
-	mixerSliding = "sliding" // sliding-window (or chunked) attention
-	mixerLinear  = "linear"  // linear attention (Gated DeltaNet)
-	mixerMamba   = "mamba"   // Mamba-2 state-space layer
-	mixerNone    = ""        // an MLP- or MoE-only block (Nemotron-H '-' and 'E')
+	mixerFull       = "full"       // full attention
+	mixerSliding    = "sliding"    // sliding-window (or chunked) attention
+	mixerCompressed = "compressed" // compressed attention: 1 entry per ratio tokens + a window (DeepSeek-V4)
+	mixerLinear     = "linear"     // linear attention (Gated DeltaNet)
+	mixerKDA        = "kda"        // Kimi Delta Attention (Kimi Linear)
+	mixerMamba      = "mamba"      // Mamba-2 state-space layer
+	mixerMamba1     = "mamba1"     // Mamba-1 state-space layer (Jamba, Falcon-Mamba)
+	mixerProj       = "proj"       // attention replaced by one linear map: no cache (Llama-Nemotron)
+	mixerNone       = ""           // no mixer: an MLP- or MoE-only block (Nemotron-H '-' and 'E', Llama-Nemotron no_op)
 )
+
+// attends reports whether a mixer keeps a KV cache.
+func attends(mixer string) bool {
+	return mixer == mixerFull || mixer == mixerSliding || mixer == mixerCompressed
+}
+
+// stateful reports whether a mixer keeps a constant state per request.
+func stateful(mixer string) bool {
+	return mixer == mixerLinear || mixer == mixerKDA || mixer == mixerMamba || mixer == mixerMamba1
+}
 
 // Feed-forward parts of a layer (block).
 const (
@@ -22,16 +38,21 @@ const (
 	ffnDense = "dense" // one gated MLP of intermediate_size
 	ffnMoE   = "moe"   // routed experts (+ shared experts)
 	ffnBoth  = "both"  // a dense MLP and an MoE block side by side (Gemma-4)
+	ffnProj  = "proj"  // the FFN replaced by one hidden × hidden linear map (Llama-Nemotron)
 )
 
 // layerSpec is one decoder layer as the config describes it.
 type layerSpec struct {
-	mixer   string
-	window  int // sliding only
-	kvHeads int // 0 = the model's
-	headDim int // 0 = the model's
-	noV     bool
-	ffn     string
+	mixer    string
+	window   int   // sliding and compressed
+	ratio    int   // compressed: tokens per entry
+	indexer  bool  // a sparse-attention indexer keeps its own key cache here
+	indexB   int64 // its bytes per indexed entry; 0 = indexKeyBytes(index_head_dim)
+	kvHeads  int   // 0 = the model's
+	headDim  int   // 0 = the model's
+	noV      bool
+	ffn      string
+	ffnWidth int // this layer's dense MLP width; 0 = the model's (Llama-Nemotron)
 }
 
 // linearDims are the Gated DeltaNet dimensions of a linear-attention layer.
@@ -39,13 +60,25 @@ type linearDims struct {
 	kHeads, vHeads, kDim, vDim, kernel int
 }
 
+// kdaDims are the Kimi Delta Attention dimensions (linear_attn_config).
+type kdaDims struct {
+	heads, headDim, kernel int
+}
+
 // mambaDims are the dimensions of a Mamba-2 layer.
 type mambaDims struct {
 	heads, headDim, state, groups, kernel int
 }
 
+// mamba1Dims are the dimensions of a Mamba-1 layer.
+type mamba1Dims struct {
+	inner, state, kernel, dtRank int
+}
+
 // buildLayers reads the per-layer layout from whichever encoding the config
-// uses, in this order: layer_types, hybrid_override_pattern,
+// uses, in this order: a family's own encoding (familyLayers: DeepSeek-V4's
+// compress_ratios, Llama-Nemotron's block_configs, Kimi Linear's
+// linear_attn_config, Jamba's attention period, pure Mamba), layer_types, hybrid_override_pattern,
 // layers_block_type, full_attention_interval, sliding_window_pattern,
 // attention_chunk_size (+ no_rope_layers), Gemma-2's implicit alternation,
 // use_sliding_window (+ max_window_layers), and a bare sliding_window.
@@ -101,7 +134,11 @@ func (imp *importer) buildLayers() error {
 		return err
 	}
 
+	handled, err := imp.familyLayers(specs, window)
 	switch {
+	case err != nil:
+		return err
+	case handled:
 	case hasTypes:
 		if len(types) != n {
 			return c.errf("layer_types", "has %d entries but num_hidden_layers is %d", len(types), n)
@@ -213,7 +250,26 @@ func (imp *importer) buildLayers() error {
 			return err
 		}
 		if !ok {
-			return c.errf("no_rope_layers", "missing, but attention_chunk_size %d needs it to tell chunked layers from global ones", chunk)
+			// transformers' Llama4TextConfig: no_rope_layers[i] =
+			// int((i + 1) % no_rope_layer_interval != 0), interval 4: every
+			// 4th layer is a NoPE layer with global attention.
+			if !strings.HasPrefix(a.modelType, "llama4") {
+				return c.errf("no_rope_layers", "missing, but attention_chunk_size %d needs it to tell chunked layers from global ones", chunk)
+			}
+			interval, has, err := c.optPositive("no_rope_layer_interval")
+			if err != nil {
+				return err
+			}
+			if !has {
+				interval = 4
+			}
+			rope = make([]int, n)
+			for i := range rope {
+				if (i+1)%interval != 0 {
+					rope[i] = 1
+				}
+			}
+			imp.note("no_rope_layers missing: every %d-th layer is a global (NoPE) layer and the others chunked, transformers' Llama4TextConfig default (no_rope_layer_interval %d)", interval, interval)
 		}
 		if len(rope) != n {
 			return c.errf("no_rope_layers", "has %d entries but num_hidden_layers is %d", len(rope), n)
@@ -341,13 +397,13 @@ func (imp *importer) globalGeometry() error {
 	return nil
 }
 
-// readStateDims reads the linear-attention or Mamba dimensions the layers need.
+// readStateDims reads the linear-attention and Mamba dimensions the layers
+// need, and the dtype the config pins for their recurrent state.
 func (imp *importer) readStateDims() error {
 	c, a := imp.c, imp.a
-	var hasLinear, hasMamba bool
+	has := map[string]bool{}
 	for _, s := range a.specs {
-		hasLinear = hasLinear || s.mixer == mixerLinear
-		hasMamba = hasMamba || s.mixer == mixerMamba
+		has[s.mixer] = true
 	}
 	var err error
 	get := func(aliases ...string) int {
@@ -358,7 +414,7 @@ func (imp *importer) readStateDims() error {
 		v, err = c.positive(aliases...)
 		return v
 	}
-	if hasLinear {
+	if has[mixerLinear] {
 		a.lin = &linearDims{
 			vHeads: get("linear_num_value_heads"),
 			kHeads: get("linear_num_key_heads"),
@@ -367,7 +423,7 @@ func (imp *importer) readStateDims() error {
 			kernel: get("linear_conv_kernel_dim"),
 		}
 	}
-	if hasMamba && err == nil {
+	if has[mixerMamba] && err == nil {
 		a.mamba = &mambaDims{
 			heads:   get("mamba_num_heads", "mamba_n_heads"),
 			headDim: get("mamba_head_dim", "mamba_d_head"),
@@ -376,76 +432,171 @@ func (imp *importer) readStateDims() error {
 			kernel:  get("conv_kernel", "mamba_d_conv"),
 		}
 	}
+	if has[mixerMamba1] && err == nil {
+		err = imp.readMamba1()
+	}
 	if err != nil {
 		return err
 	}
-	if hasLinear || hasMamba {
-		ssm, err := c.str("mamba_ssm_cache_dtype")
-		if err != nil {
-			return err
-		}
-		a.ssmBytes = a.kvBytes
-		if ssm != "" {
-			d, ok := hfDtypes[ssm]
-			if !ok {
-				return c.errf("mamba_ssm_cache_dtype", "%q is not one of %s", ssm, hfDtypeList())
-			}
-			b, _ := catalog.DtypeBytes(d)
-			a.ssmBytes = int64(b)
-		}
+	if has[mixerLinear] || has[mixerKDA] || has[mixerMamba] || has[mixerMamba1] {
+		return imp.ssmDtype(has[mixerKDA])
 	}
 	return nil
 }
 
-// stateBytes is the constant per-request state of one linear or Mamba layer:
+// readMamba1 reads a Mamba-1 layer's dimensions: the inner width
+// (mamba_expand × hidden for Jamba, whose intermediate_size is its MLP's;
+// intermediate_size, else expand × hidden, for Falcon-Mamba and Mamba), the
+// SSM state size, the conv kernel and the dt rank ("auto" = ceil(hidden / 16)).
+func (imp *importer) readMamba1() error {
+	c, a := imp.c, imp.a
+	m := &mamba1Dims{}
+	var err error
+	switch {
+	case a.modelType == "jamba":
+		var e int
+		if e, err = c.positive("mamba_expand"); err != nil {
+			return err
+		}
+		m.inner = e * a.hidden
+	case c.has("intermediate_size"):
+		if m.inner, err = c.positive("intermediate_size"); err != nil {
+			return err
+		}
+	default:
+		var e int
+		if e, err = c.positive("expand"); err != nil {
+			return err
+		}
+		m.inner = e * a.hidden
+	}
+	if m.inner > maxDim {
+		return c.errf("intermediate_size", "the Mamba inner width %d is above %d", m.inner, maxDim)
+	}
+	if m.state, err = c.positive("state_size", "mamba_d_state", "ssm_state_size"); err != nil {
+		return err
+	}
+	if m.kernel, err = c.positive("conv_kernel", "mamba_d_conv"); err != nil {
+		return err
+	}
+	for _, k := range []string{"time_step_rank", "mamba_dt_rank"} {
+		v, _, _ := c.lookup(k)
+		if s, ok := v.(string); ok && s == "auto" {
+			m.dtRank = (a.hidden + 15) / 16
+			break
+		}
+		if c.has(k) {
+			if m.dtRank, err = c.positive(k); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if m.dtRank == 0 {
+		m.dtRank = (a.hidden + 15) / 16
+	}
+	a.mamba1 = m
+	return nil
+}
+
+// ssmDtype sets the dtype the config pins for the recurrent state, which
+// both engines honour: mamba_ssm_cache_dtype (vLLM's NemotronH hook),
+// mamba_ssm_dtype (vLLM's Qwen3.5 hook, SGLang's mamba2_state_dtype); with
+// neither, vLLM's NemotronH default float32 for model_type nemotron_h, and
+// float32 for Kimi Delta Attention, whose recurrent state vLLM always keeps
+// in float32 (MambaStateDtypeCalculator.kda_state_dtype).
+func (imp *importer) ssmDtype(kda bool) error {
+	c, a := imp.c, imp.a
+	for _, key := range []string{"mamba_ssm_cache_dtype", "mamba_ssm_dtype"} {
+		v, err := c.str(key)
+		if err != nil {
+			return err
+		}
+		if v == "" {
+			continue
+		}
+		d, ok := hfDtypes[v]
+		if !ok {
+			return c.errf(key, "%q is not one of %s", v, hfDtypeList())
+		}
+		a.ssmDtype = d
+		imp.note("the recurrent (SSM) state is kept in %s, as %s pins it", d, key)
+		return nil
+	}
+	switch {
+	case kda:
+		a.ssmDtype = "fp32"
+		imp.note("Kimi Delta Attention: the recurrent state is kept in fp32 (vLLM's kda_state_dtype; SGLang's default)")
+	case a.modelType == "nemotron_h":
+		a.ssmDtype = "fp32"
+		imp.note("model_type nemotron_h without mamba_ssm_cache_dtype: the SSM state is kept in fp32, vLLM's NemotronH default (and SGLang's)")
+	}
+	return nil
+}
+
+// stateDims is a stateful layer's conv channels, kernel and recurrent state
+// elements:
 //
-//	linear (Gated DeltaNet): recurrent v_heads × k_dim × v_dim
-//	                         + conv (kernel − 1) × (2·k_heads·k_dim + v_heads·v_dim)
-//	Mamba-2:                 SSM heads × head_dim × state
-//	                         + conv (kernel − 1) × (heads·head_dim + 2·groups·state)
-//
-// The recurrent/SSM part is in mamba_ssm_cache_dtype when the config gives
-// one, else in the KV dtype; the conv part is in the KV dtype.
-func (a *arch) stateBytes(mixer string) int64 {
+//	Gated DeltaNet  conv 2·k_heads·k_dim + v_heads·v_dim, state v_heads·k_dim·v_dim
+//	Kimi Delta      conv 3·heads·head_dim (q, k, v), state heads·head_dim²
+//	Mamba-2         conv heads·head_dim + 2·groups·state, state heads·head_dim·state
+//	Mamba-1         conv inner, state inner·state
+func (a *arch) stateDims(mixer string) (conv, kernel int, ssm int64) {
 	switch mixer {
 	case mixerLinear:
 		l := a.lin
-		rec := int64(l.vHeads) * int64(l.kDim) * int64(l.vDim)
-		conv := int64(l.kernel-1) * int64(2*l.kHeads*l.kDim+l.vHeads*l.vDim)
-		return rec*a.ssmBytes + conv*a.kvBytes
+		return 2*l.kHeads*l.kDim + l.vHeads*l.vDim, l.kernel, int64(l.vHeads) * int64(l.kDim) * int64(l.vDim)
+	case mixerKDA:
+		k := a.kda
+		return 3 * k.heads * k.headDim, k.kernel, int64(k.heads) * int64(k.headDim) * int64(k.headDim)
 	case mixerMamba:
 		m := a.mamba
-		ssm := int64(m.heads) * int64(m.headDim) * int64(m.state)
-		conv := int64(m.kernel-1) * int64(m.heads*m.headDim+2*m.groups*m.state)
-		return ssm*a.ssmBytes + conv*a.kvBytes
+		return m.heads*m.headDim + 2*m.groups*m.state, m.kernel, int64(m.heads) * int64(m.headDim) * int64(m.state)
+	case mixerMamba1:
+		m := a.mamba1
+		return m.inner, m.kernel, int64(m.inner) * int64(m.state)
 	}
-	return 0
+	return 0, 0, 0
 }
 
 // catalogLayout groups the layers that hold a cache into the catalog's
 // layer groups, in order of first appearance. It returns nil when every
-// cache layer is full attention with the model's geometry.
+// cache layer is full attention with the model's geometry and no indexer.
 func (a *arch) catalogLayout() (groups []catalog.LayerGroup, cacheLayers int) {
 	plain := true
 	for _, s := range a.specs {
-		if s.mixer == mixerNone {
+		if !attends(s.mixer) && !stateful(s.mixer) {
 			continue
 		}
 		cacheLayers++
-		g := catalog.LayerGroup{Kind: s.mixer, Count: 1, Window: s.window, KVHeads: s.kvHeads, HeadDim: s.headDim}
+		g := catalog.LayerGroup{Kind: s.mixer, Count: 1, Window: s.window, Ratio: s.ratio, KVHeads: s.kvHeads, HeadDim: s.headDim}
+		if s.indexer {
+			g.IndexBytes = s.indexB
+			if g.IndexBytes == 0 {
+				g.IndexBytes = indexKeyBytes(a.indexDim)
+			}
+		}
 		switch s.mixer {
-		case mixerLinear, mixerMamba:
+		case mixerLinear, mixerKDA:
 			g.Kind = catalog.LayerLinear
-			g.StateBytes = a.stateBytes(s.mixer)
+		case mixerMamba, mixerMamba1:
+			g.Kind = catalog.LayerMamba
+		case mixerCompressed:
+			g.StateBytes = compressorStateBytes(s.ratio, a.mla.kvLoraRank+a.mla.qkRope, a.indexDim, s.indexer)
+		}
+		if stateful(s.mixer) {
+			g.ConvDim, g.ConvKernel, g.SSMStateElements = a.stateDims(s.mixer)
+			g.SSMDtype = a.ssmDtype
 			g.KVHeads, g.HeadDim = 0, 0
 		}
-		if g.Kind != catalog.LayerFull || g.KVHeads != 0 || g.HeadDim != 0 {
+		if g.Kind != catalog.LayerFull || g.KVHeads != 0 || g.HeadDim != 0 || g.IndexBytes != 0 {
 			plain = false
 		}
 		found := false
 		for i := range groups {
 			x := groups[i]
-			if x.Kind == g.Kind && x.Window == g.Window && x.KVHeads == g.KVHeads && x.HeadDim == g.HeadDim && x.StateBytes == g.StateBytes {
+			x.Count = g.Count
+			if x == g {
 				groups[i].Count++
 				found = true
 				break
@@ -465,10 +616,48 @@ func describeGroups(groups []catalog.LayerGroup) string {
 	var parts []string
 	for _, g := range groups {
 		s := fmt.Sprintf("%d %s", g.Count, g.Kind)
-		if g.Window > 0 {
+		switch {
+		case g.Ratio > 0:
+			s += fmt.Sprintf(" (ratio %d, window %d)", g.Ratio, g.Window)
+		case g.Window > 0:
 			s += fmt.Sprintf(" (window %d)", g.Window)
+		}
+		if g.IndexBytes > 0 {
+			s += " + indexer"
 		}
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// stateNotes says what the linear and Mamba layers' state comes to per
+// request under each engine's convention, opts.Engine's first.
+func (imp *importer) stateNotes(m *catalog.Model) {
+	stateful := false
+	for _, g := range m.Layout {
+		stateful = stateful || g.SSMStateElements > 0
+	}
+	if !stateful {
+		return
+	}
+	first := models.StateConventionFor(imp.opts.Engine)
+	engines := []string{first.Engine}
+	for _, e := range models.StateConventions {
+		if e != first.Engine {
+			engines = append(engines, e)
+		}
+	}
+	var parts []string
+	for _, e := range engines {
+		kv, err := models.NewKV(m, models.KVOptions{Engine: e})
+		if err != nil {
+			return
+		}
+		parts = append(parts, fmt.Sprintf("%s %d B (%s)", e, kv.StateBytesPerRequest(), units.Bytes(kv.StateBytesPerRequest())))
+	}
+	imp.note("linear/Mamba state per request, by engine convention: %s; the entry keeps the dimensions, and kvplan applies the engine's convention (--engine; %s: %s)",
+		strings.Join(parts, ", "), first.Engine, first.Brief())
+	if first.Note != "" {
+		imp.note("%s", first.Note)
+	}
 }

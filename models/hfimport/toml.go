@@ -53,21 +53,29 @@ func EncodeTOML(m *catalog.Model) ([]byte, error) {
 	num("kv_heads", int64(m.KVHeads), false)
 	num("head_dim", int64(m.HeadDim), false)
 	str("kv_dtype", m.KVDtype)
+	str("dtype", m.Dtype)
 	num("mtp_layers", int64(m.MTPLayers), false)
 	str("source", m.Source)
 	if m.MLA != nil {
 		b.WriteString("\n[model.mla]\n")
 		num("kv_lora_rank", int64(m.MLA.KVLoraRank), true)
 		num("qk_rope_head_dim", int64(m.MLA.QKRopeHeadDim), true)
+		num("fp8_entry_bytes", int64(m.MLA.FP8EntryBytes), false)
 	}
 	for _, g := range m.Layout {
 		b.WriteString("\n[[model.layout]]\n")
 		str("kind", g.Kind)
 		num("count", int64(g.Count), true)
 		num("window", int64(g.Window), false)
+		num("ratio", int64(g.Ratio), false)
 		num("kv_heads", int64(g.KVHeads), false)
 		num("head_dim", int64(g.HeadDim), false)
+		num("index_bytes", g.IndexBytes, false)
 		num("state_bytes", g.StateBytes, false)
+		num("conv_dim", int64(g.ConvDim), false)
+		num("conv_kernel", int64(g.ConvKernel), false)
+		num("ssm_state_elements", g.SSMStateElements, false)
+		str("ssm_dtype", g.SSMDtype)
 	}
 	return []byte(b.String()), nil
 }

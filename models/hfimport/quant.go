@@ -1,0 +1,522 @@
+package hfimport
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/units"
+)
+
+// Weight bytes of a checkpoint, module by module.
+//
+// A quantization_config says which weights a checkpoint stores in which
+// format; every other weight stays in the model dtype (torch_dtype). kvplan
+// counts each module of the parameter inventory (params.go) at the bytes per
+// weight of its format, scales included:
+//
+//	fp8, int8     1 (per-tensor or 128 × 128 block scales: under 0.03%, left out)
+//	nvfp4         0.5 + 1/16: one fp8 scale per 16 weights (4.5 bits)
+//	mxfp4         0.5 + 1/32: one e8m0 scale per 32 weights (4.25 bits)
+//	int4 (GPTQ, AWQ, compressed-tensors int)
+//	              0.5 + 2/group_size fp16 scales, + 0.5/group_size zero points when asymmetric
+//	bitsandbytes  nf4 0.5 + 4/64 (an fp32 absmax per 64), with double quantization 0.5 + (1 + 4/256)/64
+//
+// Which modules a scheme converts:
+//
+//	fp8, gptq, awq, auto-round, bitsandbytes
+//	              every Linear of the decoder (attention, MLP, experts),
+//	              not the lm_head, the embeddings, routers and norms, less
+//	              modules_to_not_convert / ignored_layers
+//	mxfp4         the routed experts (gpt-oss)
+//	compressed-tensors
+//	              the Linear modules each config group targets, less ignore
+//	modelopt      FP8 and NVFP4: every Linear but the lm_head, less
+//	              ignore / exclude_modules; MIXED_PRECISION: the modules
+//	              quantized_layers lists, each in its own format
+//
+// DeepSeek-V4's "fp8" checkpoints keep their routed experts in mxfp4
+// (expert_dtype "fp4", vLLM's DeepseekV4FP8Config). A quantization_config
+// kvplan cannot read leaves every weight in the model dtype, with a note to
+// give the checkpoint size (--weights-bytes); it never refuses the config,
+// since the KV cache does not depend on it.
+
+// weightFormat is how one module's weights are stored.
+type weightFormat struct {
+	dtype string  // catalog dtype: fp8, int8, int4, mxfp4, nvfp4, or the model dtype
+	bpp   float64 // bytes per weight, scales included
+}
+
+// quantScheme assigns each module its format.
+type quantScheme struct {
+	method string
+	format func(m module) (weightFormat, bool) // false: the module stays in the model dtype
+}
+
+func fmtFP8() weightFormat   { return weightFormat{"fp8", 1} }
+func fmtINT8() weightFormat  { return weightFormat{"int8", 1} }
+func fmtNVFP4() weightFormat { return weightFormat{"nvfp4", 0.5 + 1.0/16} }
+func fmtMXFP4() weightFormat { return weightFormat{"mxfp4", 0.5 + 1.0/32} }
+func fmtINT4(group int, asym bool) weightFormat {
+	f := weightFormat{"int4", 0.5}
+	if group > 0 {
+		f.bpp += 2 / float64(group)
+		if asym {
+			f.bpp += 0.5 / float64(group)
+		}
+	}
+	return f
+}
+
+// decoderLinear reports whether a scheme that converts "every Linear of the
+// decoder" converts m.
+func decoderLinear(m module) bool { return m.linear && m.part != partLMHead }
+
+// weights sets the model's weight dtype and weight bytes from its
+// quantization_config (or the --weights-bytes the user gave), and its KV
+// dtype when the block declares an fp8 KV cache.
+func (imp *importer) weights(m *catalog.Model, p paramCount) error {
+	c := imp.c
+	q, field, err := c.object("quantization_config")
+	if err != nil {
+		return err
+	}
+	var s *quantScheme
+	if q != nil {
+		if s, err = imp.scheme(q, field); err != nil {
+			return err
+		}
+		imp.kvScheme(m, q)
+	}
+	if s != nil {
+		imp.countWeights(m, p, s)
+	}
+	return imp.givenWeights(m)
+}
+
+// givenWeights applies --weights-bytes.
+func (imp *importer) givenWeights(m *catalog.Model) error {
+	if imp.opts.WeightsBytes <= 0 {
+		return nil
+	}
+	if m.WeightsBytes > 0 {
+		imp.note("weights_bytes %d from --weights-bytes replaces the %d kvplan estimated from the quantization_config", imp.opts.WeightsBytes, m.WeightsBytes)
+	} else {
+		imp.note("weights_bytes %d (%s) from --weights-bytes, the checkpoint's size", imp.opts.WeightsBytes, units.Bytes(imp.opts.WeightsBytes))
+	}
+	m.WeightsBytes = imp.opts.WeightsBytes
+	return nil
+}
+
+// countWeights sums the modules' bytes under s and sets weight_dtype to the
+// format that holds the most parameters.
+func (imp *importer) countWeights(m *catalog.Model, p paramCount, s *quantScheme) {
+	base, _ := catalog.DtypeBytes(imp.a.baseDtype)
+	byDtype := map[string]int64{}
+	bytesBy := map[string]float64{}
+	var total float64
+	for _, mod := range p.modules {
+		f, ok := s.format(mod)
+		if !ok {
+			f = weightFormat{imp.a.baseDtype, base}
+		}
+		byDtype[f.dtype] += mod.params
+		b := float64(mod.params) * f.bpp
+		bytesBy[f.dtype] += b
+		total += b
+	}
+	dominant, most := imp.a.baseDtype, int64(-1)
+	var parts []string
+	for _, d := range catalog.WeightDtypes {
+		if n, ok := byDtype[d]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d params = %s", d, n, units.Bytes(int64(bytesBy[d]))))
+			if n > most {
+				dominant, most = d, n
+			}
+		}
+	}
+	m.WeightDtype = dominant
+	if len(byDtype) == 1 && dominant == imp.a.baseDtype {
+		imp.note("quantization_config (%s) converts none of the weights kvplan counts: they stay %s", s.method, dominant)
+		return
+	}
+	m.WeightsBytes = int64(math.Ceil(total))
+	imp.note("weights: quantization_config %s; weights_bytes %d (%s) = %s, scales included; weight_dtype %s holds the most parameters",
+		s.method, m.WeightsBytes, units.Bytes(m.WeightsBytes), strings.Join(parts, " + "), dominant)
+}
+
+// kvScheme reads the KV cache format a checkpoint declares: modelopt's
+// kv_cache_quant_algo FP8, or an 8-bit float kv_cache_scheme
+// (compressed-tensors and modelopt). The engines then serve the KV cache in
+// fp8 with the checkpoint's scales.
+func (imp *importer) kvScheme(m *catalog.Model, q map[string]any) {
+	algo, _ := q["kv_cache_quant_algo"].(string)
+	kv, _ := q["kv_cache_scheme"].(map[string]any)
+	bits, _ := jsonInt(kv["num_bits"])
+	typ, _ := kv["type"].(string)
+	if strings.EqualFold(algo, "FP8") || (bits == 8 && typ == "float") {
+		if m.KVDtype != "fp8" {
+			imp.note("the checkpoint declares an fp8 KV cache (quantization_config %s): kv_dtype is fp8; give --kv-dtype %s to plan a %s cache",
+				pick(algo != "", "kv_cache_quant_algo", "kv_cache_scheme"), m.KVDtype, m.KVDtype)
+		}
+		m.KVDtype = "fp8"
+	}
+}
+
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+// scheme reads a quantization_config. It returns nil, with a note, for a
+// block it cannot read.
+func (imp *importer) scheme(q map[string]any, field string) (*quantScheme, error) {
+	method, _ := q["quant_method"].(string)
+	qerr := func(format string, args ...any) error { return imp.c.errAt(field, format, args...) }
+	unreadable := func(why string) (*quantScheme, error) {
+		imp.note("quantization_config: %s; weights are counted in %s. Give the checkpoint's size with --weights-bytes", why, imp.a.baseDtype)
+		return nil, nil
+	}
+	if method == "" {
+		switch {
+		case q["quant_algo"] != nil || q["quantization"] != nil:
+			method = "modelopt"
+		case q["config_groups"] != nil:
+			method = "compressed-tensors"
+		default:
+			return unreadable("no quant_method, and neither quant_algo nor config_groups says the format")
+		}
+		imp.note("quantization_config has no quant_method: read as %s from its keys", method)
+	}
+	skip, err := imp.skipList(q, field, "modules_to_not_convert", "ignored_layers", "ignore", "exclude_modules")
+	if err != nil {
+		return nil, err
+	}
+	num := func(k string) int { n, _ := jsonInt(q[k]); return n }
+	s := &quantScheme{method: method}
+	decoder := func(f weightFormat) func(module) (weightFormat, bool) {
+		return func(m module) (weightFormat, bool) {
+			return f, decoderLinear(m) && !skip(m)
+		}
+	}
+	switch method {
+	case "fp8", "fbgemm_fp8":
+		s.format = decoder(fmtFP8())
+		if imp.a.modelType == "deepseek_v4" {
+			experts := fmtMXFP4()
+			if d, _ := imp.c.str("expert_dtype"); d == "fp8" {
+				experts = fmtFP8()
+			}
+			s.format = func(m module) (weightFormat, bool) {
+				if m.part == partExperts && m.linear {
+					return experts, true
+				}
+				return fmtFP8(), decoderLinear(m) && !skip(m)
+			}
+		}
+	case "mxfp4":
+		s.format = func(m module) (weightFormat, bool) { return fmtMXFP4(), m.part == partExperts && m.linear && !skip(m) }
+	case "gptq", "awq", "auto-round", "autoround":
+		group := num("group_size")
+		asym := q["zero_point"] == true || q["sym"] == false
+		switch bits := num("bits"); bits {
+		case 4:
+			s.format = decoder(fmtINT4(max(group, 0), asym))
+		case 8:
+			s.format = decoder(fmtINT8())
+		default:
+			return nil, qerr("quant_method %q with bits %d; expected bits 4 or 8", method, bits)
+		}
+	case "bitsandbytes":
+		switch {
+		case q["load_in_4bit"] == true:
+			f := weightFormat{"int4", 0.5 + 4.0/64}
+			if q["bnb_4bit_use_double_quant"] == true {
+				f.bpp = 0.5 + (1+4.0/256)/64
+			}
+			s.format = decoder(f)
+		case q["load_in_8bit"] == true:
+			s.format = decoder(fmtINT8())
+		default:
+			return nil, qerr("bitsandbytes without load_in_4bit or load_in_8bit")
+		}
+	case "compressed-tensors":
+		return imp.compressedTensors(q, field, skip)
+	case "modelopt":
+		return imp.modelopt(q, field, skip)
+	default:
+		return unreadable(fmt.Sprintf("quant_method %q is not one kvplan reads (fp8, fbgemm_fp8, mxfp4, gptq, awq, auto-round, bitsandbytes, compressed-tensors, modelopt)", method))
+	}
+	return s, nil
+}
+
+// compressedTensors reads a compressed-tensors block: each module takes the
+// first config group whose targets match it, unless ignore lists it.
+func (imp *importer) compressedTensors(q map[string]any, field string, skip func(module) bool) (*quantScheme, error) {
+	qerr := func(format string, args ...any) error { return imp.c.errAt(field, format, args...) }
+	groups, _ := q["config_groups"].(map[string]any)
+	if len(groups) == 0 {
+		return nil, qerr("compressed-tensors without config_groups")
+	}
+	names := make([]string, 0, len(groups))
+	for k := range groups {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	type rule struct {
+		match func(module) bool
+		f     weightFormat
+	}
+	var rules []rule
+	for _, k := range names {
+		g, _ := groups[k].(map[string]any)
+		w, _ := g["weights"].(map[string]any)
+		if w == nil {
+			continue
+		}
+		f, err := tensorsFormat(w)
+		if err != nil {
+			return nil, qerr("config_groups.%s.weights: %v", k, err)
+		}
+		targets, err := patternList(g["targets"])
+		if err != nil {
+			return nil, qerr("config_groups.%s.targets: %v", k, err)
+		}
+		match, err := moduleMatcher(targets, true)
+		if err != nil {
+			return nil, qerr("config_groups.%s.targets: %v", k, err)
+		}
+		rules = append(rules, rule{match, f})
+	}
+	if len(rules) == 0 {
+		return nil, qerr("compressed-tensors without config_groups.*.weights")
+	}
+	return &quantScheme{method: "compressed-tensors", format: func(m module) (weightFormat, bool) {
+		if !m.linear || skip(m) {
+			return weightFormat{}, false
+		}
+		for _, r := range rules {
+			if r.match(m) {
+				return r.f, true
+			}
+		}
+		return weightFormat{}, false
+	}}, nil
+}
+
+// tensorsFormat reads a compressed-tensors weights block.
+func tensorsFormat(w map[string]any) (weightFormat, error) {
+	bits, _ := jsonInt(w["num_bits"])
+	typ, _ := w["type"].(string)
+	group, _ := jsonInt(w["group_size"])
+	asym := w["symmetric"] == false
+	switch {
+	case bits == 8 && typ == "float":
+		return fmtFP8(), nil
+	case bits == 8 && typ == "int":
+		return fmtINT8(), nil
+	case bits == 4 && typ == "float" && group == 16:
+		return fmtNVFP4(), nil
+	case bits == 4 && typ == "float" && group == 32:
+		return fmtMXFP4(), nil
+	case bits == 4 && typ == "int":
+		return fmtINT4(max(group, 0), asym), nil
+	}
+	return weightFormat{}, fmt.Errorf("%d-bit %s weights (group_size %d) are not a format kvplan knows; expected 8-bit float or int, 4-bit int, or 4-bit float in groups of 16 (nvfp4) or 32 (mxfp4)", bits, typ, group)
+}
+
+// modeloptFormat maps a modelopt quant_algo to its weight format.
+func modeloptFormat(algo string) (weightFormat, bool) {
+	a := strings.ToUpper(algo)
+	switch {
+	case a == "FP8" || strings.HasPrefix(a, "FP8_"):
+		return fmtFP8(), true
+	case strings.Contains(a, "NVFP4"):
+		return fmtNVFP4(), true
+	case strings.Contains(a, "MXFP4"):
+		return fmtMXFP4(), true
+	case strings.Contains(a, "AWQ") || strings.Contains(a, "INT4"):
+		return fmtINT4(128, false), true
+	case strings.Contains(a, "INT8") || strings.Contains(a, "W8A8"):
+		return fmtINT8(), true
+	}
+	return weightFormat{}, false
+}
+
+// modelopt reads a modelopt block: FP8, NVFP4 and the like convert every
+// Linear but the lm_head; MIXED_PRECISION lists each quantized module.
+func (imp *importer) modelopt(q map[string]any, field string, skip func(module) bool) (*quantScheme, error) {
+	qerr := func(format string, args ...any) error { return imp.c.errAt(field, format, args...) }
+	if inner, ok := q["quantization"].(map[string]any); ok && q["quant_algo"] == nil {
+		q = inner // hf_quant_config.json's layout, pasted into config.json
+	}
+	algo, _ := q["quant_algo"].(string)
+	if strings.ToUpper(algo) != "MIXED_PRECISION" {
+		f, ok := modeloptFormat(algo)
+		if !ok {
+			imp.note("quantization_config: modelopt quant_algo %q is not one kvplan reads; weights are counted in %s. Give the checkpoint's size with --weights-bytes", algo, imp.a.baseDtype)
+			return nil, nil
+		}
+		return &quantScheme{method: "modelopt " + algo, format: func(m module) (weightFormat, bool) {
+			return f, decoderLinear(m) && !skip(m)
+		}}, nil
+	}
+	layers, _ := q["quantized_layers"].(map[string]any)
+	if len(layers) == 0 {
+		return nil, qerr("modelopt MIXED_PRECISION without quantized_layers")
+	}
+	type listed struct {
+		name string
+		f    weightFormat
+	}
+	var list []listed
+	keys := make([]string, 0, len(layers))
+	for k := range layers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		l, _ := layers[k].(map[string]any)
+		algo, _ := l["quant_algo"].(string)
+		f, ok := modeloptFormat(algo)
+		if !ok {
+			return nil, qerr("quantized_layers.%s: quant_algo %q is not one kvplan reads (FP8, NVFP4, MXFP4, AWQ/INT4, INT8)", k, algo)
+		}
+		list = append(list, listed{canonicalName(k), f})
+	}
+	return &quantScheme{method: "modelopt MIXED_PRECISION", format: func(m module) (weightFormat, bool) {
+		if !m.linear || skip(m) {
+			return weightFormat{}, false
+		}
+		for _, l := range list {
+			if l.name == m.name || strings.HasPrefix(l.name, m.name+".") {
+				return l.f, true
+			}
+		}
+		return weightFormat{}, false
+	}}, nil
+}
+
+// skipList reads the modules a block leaves unconverted, under any of keys.
+func (imp *importer) skipList(q map[string]any, field string, keys ...string) (func(module) bool, error) {
+	var pats []string
+	for _, k := range keys {
+		l, err := patternList(q[k])
+		if err != nil {
+			return nil, imp.c.errAt(field, "%s: %v", k, err)
+		}
+		pats = append(pats, l...)
+	}
+	m, err := moduleMatcher(pats, false)
+	if err != nil {
+		return nil, imp.c.errAt(field, "%v", err)
+	}
+	return m, nil
+}
+
+// patternList reads a list of module names or patterns.
+func patternList(v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("is %s; expected a list of module names", jsonType(v))
+	}
+	out := make([]string, 0, len(l))
+	for i, x := range l {
+		s, ok := x.(string)
+		if !ok {
+			return nil, fmt.Errorf("entry %d is %s; expected a module name", i, jsonType(x))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// wrapperPrefixes are the module-name prefixes checkpoints put before
+// "layers." and "lm_head"; names are compared without them.
+var wrapperPrefixes = []string{"model.language_model.", "language_model.model.", "language_model.", "model.", "transformer.", "backbone."}
+
+// matchPrefixes are the prefixes a pattern is tried with, before a module's
+// canonical name.
+var matchPrefixes = []string{"", "model.", "language_model.model.", "model.language_model.", "language_model."}
+
+// canonicalName strips a checkpoint's wrapper prefix from a module name.
+func canonicalName(name string) string {
+	for _, p := range wrapperPrefixes {
+		if strings.HasPrefix(name, p) {
+			return strings.TrimPrefix(name, p)
+		}
+	}
+	return name
+}
+
+// moduleMatcher matches modules against names, fnmatch-style globs and
+// "re:" regular expressions (anchored at the start, as Python's re.match).
+// A pattern is tried against the module's name with each wrapper prefix;
+// a plain name also matches the modules under it. With classes, "Linear"
+// matches every Linear module.
+func moduleMatcher(patterns []string, classes bool) (func(module) bool, error) {
+	type pat struct {
+		re    *regexp.Regexp
+		glob  string
+		name  string
+		class bool
+	}
+	var ps []pat
+	for _, p := range patterns {
+		switch {
+		case classes && p == "Linear":
+			ps = append(ps, pat{class: true})
+		case strings.HasPrefix(p, "re:"):
+			re, err := regexp.Compile("^(?:" + strings.TrimPrefix(p, "re:") + ")")
+			if err != nil {
+				return nil, fmt.Errorf("pattern %q: %v", p, err)
+			}
+			ps = append(ps, pat{re: re})
+		case strings.ContainsAny(p, "*?["):
+			if _, err := path.Match(p, ""); err != nil {
+				return nil, fmt.Errorf("pattern %q: %v", p, err)
+			}
+			ps = append(ps, pat{glob: p})
+		default:
+			ps = append(ps, pat{name: canonicalName(p)})
+		}
+	}
+	return func(m module) bool {
+		for _, p := range ps {
+			switch {
+			case p.class:
+				if m.linear {
+					return true
+				}
+			case p.name != "":
+				if p.name == m.name || strings.HasPrefix(p.name, m.name+".") || strings.HasPrefix(m.name, p.name+".") {
+					return true
+				}
+			default:
+				for _, w := range matchPrefixes {
+					full := w + m.name
+					if (p.re != nil && p.re.MatchString(full)) || (p.glob != "" && globMatch(p.glob, full)) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}, nil
+}
+
+// globMatch is fnmatch: '*' matches any run of characters, dots included.
+func globMatch(pattern, name string) bool {
+	// path.Match stops '*' at '/', which module names do not contain.
+	ok, _ := path.Match(pattern, name)
+	return ok
+}

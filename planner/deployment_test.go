@@ -1,0 +1,216 @@
+package planner
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/planfile"
+)
+
+func deploy(t *testing.T, plan string) *Deployment {
+	t.Helper()
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := planfile.Parse("plan.toml", []byte(plan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep, err := PlanDeployment(cat, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dep
+}
+
+// TestDeploymentPoolTP: each pool runs at its own tp.
+func TestDeploymentPoolTP(t *testing.T) {
+	dep := deploy(t, `
+[model]
+name = "llama-3.1-70b"
+tp = 4
+[workload]
+input_tokens = 4000
+output_tokens = 300
+concurrency = 16
+[pools.prefill]
+role = "prefill"
+gpu = "h100-sxm"
+max_num_batched_tokens = 16384
+[pools.decode]
+role = "decode"
+workers = 2
+gpu = "h100-sxm"
+tp = 8
+max_num_seqs = 64
+[link]
+name = "ib-ndr"
+`)
+	pre, dec := dep.pool("prefill"), dep.pool("decode")
+	// GPUs: 1 × 4 + 2 × 8 = 20, at the catalog's on-demand price of one H100 each.
+	price := pre.GPU.USDPerHour
+	if dep.GPUs != 20 || pre.GPUs != 4 || dec.GPUs != 16 || math.Abs(dep.USDPerHour-20*price) > 1e-9 {
+		t.Errorf("GPUs %d (%d + %d), $%.2f/h; want 20 (4 + 16), 20 × $%.2f", dep.GPUs, pre.GPUs, dec.GPUs, dep.USDPerHour, price)
+	}
+	// Weights per rank: ceil(70,553,706,496 × 2 / 4) = 35,276,853,248 and / 8 = 17,638,426,624.
+	if pre.Memory.TP != 4 || pre.Memory.WeightsBytes != 35_276_853_248 || dec.Memory.TP != 8 || dec.Memory.WeightsBytes != 17_638_426_624 {
+		t.Errorf("per-rank weights: prefill tp %d %d B, decode tp %d %d B", pre.Memory.TP, pre.Memory.WeightsBytes, dec.Memory.TP, dec.Memory.WeightsBytes)
+	}
+	// KV per rank per token: 80 layers × 2 × (8 / tp) heads × 128 × 2 B = 81,920 at tp 4, 40,960 at tp 8.
+	if pre.KV.KVBytesPerToken != 81920 || dec.KV.KVBytesPerToken != 40960 {
+		t.Errorf("KV per rank per token: %d, %d", pre.KV.KVBytesPerToken, dec.KV.KVBytesPerToken)
+	}
+	// The engine limits reach the memory model.
+	if pre.Memory.MaxNumBatchedTokens != 16384 || dec.Memory.MaxNumSeqs != 64 {
+		t.Errorf("engine limits: %d batched tokens, %d seqs", pre.Memory.MaxNumBatchedTokens, dec.Memory.MaxNumSeqs)
+	}
+	// The transfer: the 8 decode ranks pull 1 kv head each, 8 × 4,000 × 40,960 =
+	// 1,310,720,000 B over min(4, 8) = 4 rails; 2 decode workers and 1 prefill worker
+	// make min(1, 2) = 1 worker pair.
+	d := dep.Disagg
+	if d.TP != 4 || d.DecodeTP != 8 || d.KVBytesPerRequest != 1_310_720_000 || d.ParallelPaths != 4 || d.BytesPerPath != 327_680_000 || d.WorkerPairs != 1 {
+		t.Errorf("transfer: tp %d → %d, %d B over %d paths (%d each), %d pairs", d.TP, d.DecodeTP, d.KVBytesPerRequest, d.ParallelPaths, d.BytesPerPath, d.WorkerPairs)
+	}
+	if d.InFlightSource != "concurrency" {
+		t.Errorf("in flight from %q, want concurrency", d.InFlightSource)
+	}
+}
+
+// TestDeploymentWeightsDoNotFit: DeepSeek-V3 at tp 8 on H100, and what would fit.
+func TestDeploymentWeightsDoNotFit(t *testing.T) {
+	dep := deploy(t, `
+[model]
+name = "deepseek-v3"
+kv_dtype = "fp8"
+tp = 8
+[workload]
+input_tokens = 2000
+output_tokens = 500
+[pools.workers]
+role = "aggregated"
+gpu = "h100-sxm"
+max_model_len = 32768
+`)
+	pp := dep.pool("workers")
+	f := pp.Fit
+	// 671,026,419,200 fp8 params / 8 = 83,878,302,400 B per rank > 81,559 MiB × 0.9 = 76,968,728,985 B.
+	if f.Fits || pp.Memory.WeightsBytes != 83_878_302_400 || pp.Memory.RequestedBytes != 76_968_728_985 {
+		t.Fatalf("fits %v, weights %d, requested %d", f.Fits, pp.Memory.WeightsBytes, pp.Memory.RequestedBytes)
+	}
+	if f.ShortBytes != f.RequiredBytes-76_968_728_985 || f.ShortBytes < 83_878_302_400-76_968_728_985 {
+		t.Errorf("short by %d of required %d", f.ShortBytes, f.RequiredBytes)
+	}
+	// tp 16 halves the weights per rank to 41.9 GB (128 query heads divide by 16). Of the
+	// catalog GPUs with more memory than the H100's 81,559 MiB, the smallest are the
+	// A100 80GB (81,920 MiB × 0.9 = 77.3 GB: too small) and the GH200 (97,871 MiB
+	// × 0.9 = 92.4 GB: holds 83.9 GB at tp 8). The weights are fp8 already.
+	if f.MinTP != 16 || f.GPU != "gh200" || f.FP8Fits {
+		t.Errorf("what would fit: tp %d, gpu %q, fp8 %v; want 16, gh200, false", f.MinTP, f.GPU, f.FP8Fits)
+	}
+	if pp.Memory.KVSlotsTokens != 0 || pp.InFlight.MaxRequestsThatFit != 0 {
+		t.Errorf("a pool that cannot start has %d slots, %d requests fit", pp.Memory.KVSlotsTokens, pp.InFlight.MaxRequestsThatFit)
+	}
+}
+
+// TestDeploymentWeightDtype: model.weight_dtype = "fp8" halves a bf16 checkpoint.
+func TestDeploymentWeightDtype(t *testing.T) {
+	dep := deploy(t, `
+[model]
+name = "llama-3.1-70b"
+weight_dtype = "fp8"
+tp = 2
+[workload]
+input_tokens = 1000
+[pools.workers]
+role = "aggregated"
+gpu = "h100-sxm"
+`)
+	// ceil(70,553,706,496 × 1 B / 2) = 35,276,853,248.
+	if w := dep.pool("workers").Memory.WeightsBytes; w != 35_276_853_248 || dep.Model.WeightDtype != "fp8" {
+		t.Errorf("fp8 weights per rank %d (%s), want 35,276,853,248", w, dep.Model.WeightDtype)
+	}
+	cat, _ := catalog.Load()
+	p, err := planfile.Parse("plan.toml", []byte("[model]\nname = \"qwen3-8b\"\nweight_dtype = \"fp6\"\n[workload]\ninput_tokens = 1\n[pools.a]\nrole = \"aggregated\"\ngpu = \"l4\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PlanDeployment(cat, p); err == nil || !strings.Contains(err.Error(), "plan.toml:3: model.weight_dtype: \"fp6\" is not a weight dtype") {
+		t.Errorf("bad weight dtype: %v", err)
+	}
+}
+
+// TestDeploymentKVInFlight: the issue's L4 plan, counted in whole blocks.
+func TestDeploymentKVInFlight(t *testing.T) {
+	plan := `
+[model]
+name = "qwen3-8b"
+[workload]
+input_tokens = 4500
+output_tokens = 250
+concurrency = 32
+%s
+[pools.workers]
+role = "aggregated"
+workers = 4
+gpu = "l4"
+max_model_len = 8192
+%s
+`
+	cases := []struct {
+		name, workload, router string
+		tokens, maxFit         int
+	}{
+		// 8 per worker × ceil(4,750 / 16) = 297 blocks × 16 = 38,016 tokens; 31,056
+		// slots = 1,941 blocks hold floor(1,941 / 297) = 6 requests.
+		{"no prefixes", "", "", 38016, 6},
+		// 2 prefixes of 4,000 tokens (250 full blocks), both on every worker under
+		// round-robin: (8 × 47 + 2 × 250) × 16 = 14,016; max: (1,941 − 500) / 47 = 30.
+		{"shared prefixes, round-robin", "prefixes = 2\nprefix_tokens = 4000\nrepeats = 16", "", 14016, 30},
+		// Under the KV router each worker holds ceil(2 / 4) = 1 prefix:
+		// (8 × 47 + 1 × 250) × 16 = 10,016; max: (1,941 − 250) / 47 = 35.
+		{"shared prefixes, kv router", "prefixes = 2\nprefix_tokens = 4000\nrepeats = 16", "[router]\nmode = \"kv\"", 10016, 35},
+	}
+	for _, c := range cases {
+		dep := deploy(t, strings.Replace(strings.Replace(plan, "%s", c.workload, 1), "%s", c.router, 1))
+		pp := dep.pool("workers")
+		if pp.Memory.KVSlotsTokens != 31056 {
+			t.Fatalf("%s: %d slots; the hand figures assume 31,056 (kvplan memory --model qwen3-8b --gpu l4 --max-model-len 8192)", c.name, pp.Memory.KVSlotsTokens)
+		}
+		if pp.InFlight.TokensNeeded != c.tokens || pp.InFlight.MaxRequestsThatFit != c.maxFit {
+			t.Errorf("%s: %d tokens, %d fit; want %d, %d", c.name, pp.InFlight.TokensNeeded, pp.InFlight.MaxRequestsThatFit, c.tokens, c.maxFit)
+		}
+	}
+}
+
+// TestDeploymentPrefillCapacity: request_rate against the prefill floor.
+func TestDeploymentPrefillCapacity(t *testing.T) {
+	dep := deploy(t, `
+[model]
+name = "qwen3-8b"
+[workload]
+input_tokens = 4500
+output_tokens = 250
+concurrency = 24
+request_rate = 10
+[pools.workers]
+role = "aggregated"
+workers = 4
+gpu = "l4"
+max_model_len = 8192
+`)
+	c := dep.pool("workers").Prefill
+	// Matmul params 8,190,735,360 − 2 × 151,936 × 4,096 (untied embeddings) = 6,946,075,648;
+	// 2 × 6,946,075,648 × 4,500 + 2 × 151,936 × 4,096 + 36 × 4 × 32 × 128 × 4,500 × 4,501 / 2
+	// = 6.2515e13 + 1.2447e9 + 5.9733e12 = 6.8489e13 FLOPs, over 121e12 × 0.3 FLOP/s
+	// = 1,886.76 ms; 10/s × 1.88676 s = 18.9 → 19 workers.
+	if math.Abs(c.PrefillMS-1886.755) > 0.01 || c.WorkersNeeded != 19 || c.UncachedTokens != 4500 {
+		t.Errorf("prefill %.1f ms, %d workers needed, %d uncached; want 1,886.755, 19, 4,500", c.PrefillMS, c.WorkersNeeded, c.UncachedTokens)
+	}
+	// Demand 10 × 4,500 = 45,000 tokens/s; capacity 4 × 4,500 / 1.8868 s ≈ 9,540.
+	if c.DemandTokensPerS != 45000 || math.Abs(c.CapacityTokensPerS-9540) > 5 {
+		t.Errorf("demand %.0f, capacity %.0f tokens/s", c.DemandTokensPerS, c.CapacityTokensPerS)
+	}
+}
