@@ -69,15 +69,18 @@ type Pool struct {
 }
 
 // Simulated is the timed simulator's figures for a candidate at the same
-// rate, and how far they are from the analytic ones.
+// rate, and how far the analytic figures are from them.
 type Simulated struct {
-	Requests      int     `json:"requests"`
-	TTFTP95MS     float64 `json:"ttft_p95_ms"`
-	ITLP95MS      float64 `json:"itl_p95_ms"`
-	TransferP95MS float64 `json:"transfer_p95_ms,omitempty"`
-	TTFTDiff      float64 `json:"ttft_p95_diff"` // (analytic − simulated) / simulated
-	ITLDiff       float64 `json:"itl_p95_diff"`
-	Disagree      bool    `json:"disagree"` // |diff| > 20% on either
-	MeetsSLO      bool    `json:"meets_slo"`
-	Note          string  `json:"note,omitempty"`
+	Requests       int     `json:"requests"`          // completed
+	Rejected       int     `json:"rejected_requests"` // could never run
+	TTFTP95MS      float64 `json:"ttft_p95_ms"`       // log-linear between the simulator's p90 and p99
+	TTFTP90MS      float64 `json:"ttft_p90_ms"`
+	TTFTP99MS      float64 `json:"ttft_p99_ms"`
+	ITLMeanMS      float64 `json:"itl_mean_ms"` // the simulator's mean TPOT
+	TPOTP90MS      float64 `json:"tpot_p90_ms"`
+	TransferMeanMS float64 `json:"transfer_mean_ms,omitempty"`
+	TTFTDiff       float64 `json:"ttft_p95_diff"` // (analytic − simulated) / simulated
+	ITLDiff        float64 `json:"itl_mean_diff"`
+	Disagree       bool    `json:"disagree"` // |diff| > 20% on either
+	Note           string  `json:"note,omitempty"`
 }

@@ -68,6 +68,9 @@ func ErlangC(c int, a float64) float64 {
 	b := 1.0
 	for k := 1; k <= c; k++ {
 		b = a * b / (float64(k) + a*b)
+		if b < 1e-18 && float64(k) > a {
+			return 0 // the terms only shrink from here: C < 1e-18 / (1 − ρ)
+		}
 	}
 	return b / (1 - rho*(1-b))
 }

@@ -41,3 +41,18 @@ func TestSearchExample(t *testing.T) {
 		t.Fatal("nothing meets the SLO")
 	}
 }
+
+func TestVerifyExample(t *testing.T) {
+	cat := testCatalog(t)
+	q := exampleQuery(t, cat)
+	res, err := Search(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Verify(res, 3, 2000, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Candidates[:3] {
+		t.Logf("%s: analytic ttft p95 %.0f itl mean %.1f | sim %+v", c.Describe(), c.TTFTP95MS, c.ITLMeanMS, *c.Simulated)
+	}
+}
