@@ -92,6 +92,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
    whether the prefix working set fits, per policy   kvplan route --workers 2 --kv-slots 14816 --prefixes 12
    hit rates of each router on a real trace          kvplan simulate --trace trace.jsonl --workers 8 --kv-slots 200000
    whether a deployment plan will work (CI)          kvplan check plan.toml -o github
+   the cheapest deployment meeting an SLO at a rate  kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1s --itl-p95 50ms
    what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list
 
    Every command takes -o table|json|markdown, --catalog DIR and --explain.
@@ -107,6 +108,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			rulesCommand(),
 			routeCommand(),
 			simulateCommand(),
+			planCommand(),
 			catalogCommand("models", "model architectures", listModels, showModel, importCommand()),
 			catalogCommand("links", "links between prefill and decode workers", listLinks, showLink, nil),
 			catalogCommand("gpus", "GPUs", listGPUs, showGPU, nil),

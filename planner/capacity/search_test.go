@@ -1,9 +1,11 @@
-package capacity
+package capacity_test
 
 import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	. "github.com/kvplan/kvplan/planner/capacity"
+	"github.com/kvplan/kvplan/planner/capacity/capacitytest"
 )
 
 func testCatalog(t testing.TB) *catalog.Catalog {
@@ -24,7 +26,7 @@ func exampleQuery(t testing.TB, cat *catalog.Catalog) Query {
 	l, _ := cat.Link("ib-ndr")
 	e, _ := cat.Engine("vllm")
 	return Query{Model: m, Engine: e, InputTokens: 4000, OutputTokens: 512, RatePerS: 20, TTFTP95MS: 1000, ITLP95MS: 50,
-		GPUOptions: []*catalog.GPU{g}, Links: []*catalog.Link{l}, FrontendMS: 13, Timers: rooflineTimers}
+		GPUOptions: []*catalog.GPU{g}, Links: []*catalog.Link{l}, FrontendMS: 13, Timers: capacitytest.Timers}
 }
 
 func TestSearchExample(t *testing.T) {

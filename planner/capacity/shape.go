@@ -152,6 +152,14 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 			notes = append(notes, s)
 		}
 	}
+	var tps []int
+	for _, tp := range tpOptions {
+		if err := models.CheckTP(q.Model, tp); err != nil {
+			note(fmt.Sprintf("tp %d is not offered: %v", tp, err))
+			continue
+		}
+		tps = append(tps, tp)
+	}
 	for _, wd := range q.WeightDtypes {
 		m := withWeightDtype(q.Model, wd)
 		for _, kd := range q.KVDtypes {
@@ -180,7 +188,7 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 				return r
 			}
 			for _, g := range q.GPUOptions {
-				for _, tp := range tpOptions {
+				for _, tp := range tps {
 					base := get(roleAggregated, g, tp, 0)
 					if base == nil {
 						continue
@@ -204,13 +212,13 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 			}
 			for _, l := range q.Links {
 				for _, gp := range q.GPUOptions {
-					for _, tpp := range tpOptions {
+					for _, tpp := range tps {
 						p := get(rolePrefill, gp, tpp, 0)
 						if p == nil {
 							continue
 						}
 						for _, gd := range q.GPUOptions {
-							for _, tpd := range tpOptions {
+							for _, tpd := range tps {
 								d := get(roleDecode, gd, tpd, 0)
 								if d == nil {
 									continue

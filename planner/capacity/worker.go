@@ -311,15 +311,7 @@ func (w *workerModel) solve(ratePerS float64) workerLoad {
 		// No steady state below the cap: the load needs more seats than the
 		// worker has, or more compute than it has at any batch.
 		B = top
-		_, _, pm, ok := itl(0)
-		switch {
-		case !ok || lam*pm.packedMS >= 1:
-			ld.Limit = limitPrefill
-		case ld.BatchCap < w.maxSeqs:
-			ld.Limit = limitKV
-		default:
-			ld.Limit = limitDecode
-		}
+		ld.Limit = w.saturation(g, itl, lam, top)
 	case hi == 0:
 		B = 0
 	default:
@@ -364,6 +356,29 @@ func (w *workerModel) solve(ratePerS float64) workerLoad {
 	}
 	ld.Stable = true
 	return ld
+}
+
+// saturation says why a worker has no steady state below its batch cap
+// top: prefill compute when prefill alone fills the GPU, the seats (KV slots,
+// or max_num_seqs) when a bigger batch would carry the load, else decode
+// compute (ITL grows faster than the batch it serves).
+func (w *workerModel) saturation(g func(float64) float64, itl func(float64) (float64, float64, prefillMix, bool), lam, top float64) string {
+	_, share, pm, ok := itl(top)
+	if !ok || lam*pm.packedMS >= 1 {
+		return limitPrefill
+	}
+	for x := 2 * (top + 1); x <= 64*(top+1); x *= 2 {
+		if g(x) <= 0 {
+			if w.slots/w.need() < int64(w.maxSeqs) {
+				return limitKV
+			}
+			return limitDecode
+		}
+	}
+	if share > 0.5 {
+		return limitPrefill
+	}
+	return limitDecode
 }
 
 // solvePrefillOnly is a prefill worker: prompts one after another (packed

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/planner/capacity"
+	"github.com/kvplan/kvplan/planner/capacity/capacitytest"
+)
+
+// withStandIn runs the plan tests on the capacity search's stand-in engine
+// model, so their figures stay fixed while the fitted model changes.
+func withStandIn(t *testing.T) {
+	t.Helper()
+	old := planTimers
+	planTimers = func(*catalog.Catalog) capacity.TimerFactory { return capacitytest.Timers }
+	t.Cleanup(func() { planTimers = old })
+}
+
+var exampleArgs = []string{"plan", "--model", "llama-3.1-70b", "--isl", "4000", "--osl", "512", "--rate", "20",
+	"--ttft-p95", "1000ms", "--itl-p95", "50ms", "--gpu", "h100-sxm", "--link", "ib-ndr", "--verify", "1", "--sim-requests", "300"}
+
+func TestPlanExample(t *testing.T) {
+	withStandIn(t)
+	out, errs, code := kvplan(t, append(exampleArgs, "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		Best       map[string]any   `json:"best"`
+		Candidates []map[string]any `json:"candidates"`
+		Verdict    string           `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"mode", "meets_slo", "pools", "gpus", "usd_per_hour", "usd_per_million_output_tokens",
+		"requests_per_s_capacity", "utilization", "ttft_p95_ms", "itl_p95_ms", "transfer_ms", "limited_by", "simulated"} {
+		if _, ok := res.Best[k]; !ok {
+			t.Errorf("best lacks %q", k)
+		}
+	}
+	if res.Verdict == "" || len(res.Candidates) < 2 {
+		t.Errorf("verdict %q, %d candidates", res.Verdict, len(res.Candidates))
+	}
+}
+
+func TestPlanNothingMeetsSLO(t *testing.T) {
+	withStandIn(t)
+	// 1 ms of TTFT is below any prefill of 4,000 tokens: exit 1 with the closest.
+	args := []string{"plan", "--model", "llama-3.1-70b", "--isl", "4000", "--osl", "512", "--rate", "20",
+		"--ttft-p95", "1ms", "--itl-p95", "50ms", "--gpu", "h100-sxm", "--verify", "0"}
+	out, errs, code := kvplan(t, args...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s %s", code, out, errs)
+	}
+	if !strings.Contains(out, "nothing meets the SLO") || !strings.Contains(out, "closest") {
+		t.Errorf("want the closest candidate and what it misses by:\n%s", out)
+	}
+}
+
+func TestPlanBadInput(t *testing.T) {
+	withStandIn(t)
+	base := []string{"plan", "--model", "llama-3.1-70b", "--isl", "4000", "--osl", "512", "--ttft-p95", "1s", "--itl-p95", "50ms"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"zero rate", []string{"--rate", "0"}, "--rate"},
+		{"negative rate", []string{"--rate", "-3"}, "--rate"},
+		{"NaN rate", []string{"--rate", "NaN"}, "--rate"},
+		{"absurd rate", []string{"--rate", "1e12"}, "rate"},
+		{"no rate, no gpus", nil, "--gpus"},
+		{"unknown gpu", []string{"--rate", "1", "--gpu", "h100-sxn"}, "did you mean"},
+		{"unknown link", []string{"--rate", "1", "--link", "ib-nrd"}, "did you mean"},
+		{"bad pricing", []string{"--rate", "1", "--pricing", "reserved"}, "pricing"},
+		{"bad price", []string{"--rate", "1", "--price", "h100-sxm=free"}, "--price"},
+		{"price of unknown gpu", []string{"--rate", "1", "--price", "h100-sxn=2"}, "did you mean"},
+		{"cached fraction 1", []string{"--rate", "1", "--cached-fraction", "1"}, "cached fraction"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs, code := kvplan(t, append(append([]string{}, base...), tc.args...)...)
+			if code != 2 || !strings.Contains(errs, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, flag, val string }{{"zero ttft", "--ttft-p95", "0"}, {"negative itl", "--itl-p95", "-5ms"}, {"zero isl", "--isl", "0"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"plan", "--model", "llama-3.1-70b", "--isl", "4000", "--osl", "512", "--ttft-p95", "1s", "--itl-p95", "50ms", "--rate", "1", tc.flag, tc.val}
+			if _, errs, code := kvplan(t, args...); code != 2 {
+				t.Errorf("exit %d (%s), want 2", code, errs)
+			}
+		})
+	}
+}
+
+func TestPlanWritePlanPassesCheck(t *testing.T) {
+	withStandIn(t)
+	path := filepath.Join(t.TempDir(), "plan.toml")
+	_, errs, code := kvplan(t, append(exampleArgs, "--write-plan", path, "--verify", "0")...)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errs)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := kvplan(t, "check", path)
+	if code != 0 {
+		t.Fatalf("check of the written plan: exit %d\n%s\n%s\n%s", code, data, out, errs)
+	}
+	// A second write without --force is refused.
+	if _, _, code := kvplan(t, append(exampleArgs, "--write-plan", path, "--verify", "0")...); code != 2 {
+		t.Errorf("overwrite without --force: exit %d, want 2", code)
+	}
+}
