@@ -40,6 +40,11 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 			c.Notes = append(c.Notes, r.memoryWhy)
 		}
 	}
+	if q.MaxGPUs > 0 && c.GPUs > q.MaxGPUs && e.ok {
+		// Sized past the bound only to show how close the shape comes.
+		e.ok, e.limit = false, limitGPUs
+		c.MeetsSLO, c.LimitedBy = false, limitGPUs
+	}
 	c.PriceSource = strings.Join(sources, "; ")
 	c.Price = "unknown"
 	if known {
@@ -85,6 +90,13 @@ func (q *Query) misses(e *evaluation) string {
 			return "does not fit in GPU memory"
 		}
 		return fmt.Sprintf("cannot carry %.4g requests/s at any batch (%s saturated)", e.rate, e.limit)
+	}
+	if e.limit == limitGPUs {
+		gpus := 0
+		for i, r := range e.shape.roles {
+			gpus += e.workers[i] * r.tp
+		}
+		return fmt.Sprintf("meets the SLO only with %d GPUs, more than --max-gpus %d", gpus, q.MaxGPUs)
 	}
 	var out []string
 	if e.ttftP95MS > q.TTFTP95MS {

@@ -7,6 +7,7 @@ import (
 // evaluation is a shape with worker counts at a rate: every figure of the
 // candidate and, when it fails, why.
 type evaluation struct {
+	shape   *shape
 	workers []int // per role
 	rate    float64
 
@@ -43,7 +44,7 @@ func (s *shape) gpus(workers []int) int {
 // evaluate computes every figure of s with workers per role at rate
 // requests per second.
 func (q *Query) evaluate(s *shape, workers []int, rate float64) *evaluation {
-	e := &evaluation{workers: workers, rate: rate}
+	e := &evaluation{shape: s, workers: workers, rate: rate}
 	for _, r := range s.roles {
 		if !r.fits {
 			e.limit = limitMemory

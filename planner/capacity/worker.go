@@ -232,7 +232,7 @@ const (
 	limitKV      = "KV slots"
 	limitLink    = "link"
 	limitMemory  = "memory"
-	limitTTFT    = "TTFT"
+	limitGPUs    = "max GPUs"
 )
 
 // solve finds the worker's steady state at ratePerS requests per second.
