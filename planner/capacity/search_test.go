@@ -164,10 +164,10 @@ func TestQwenOver1GbENeverDisaggregated(t *testing.T) {
 	for _, g := range []string{"h100-sxm", "l4", "rtx4090"} {
 		gpu, _ := cat.GPU(g)
 		for _, tc := range []struct {
-			isl, osl   int
-			rate       float64
-			ttft, itl  float64
-			price      float64
+			isl, osl  int
+			rate      float64
+			ttft, itl float64
+			price     float64
 		}{{1500, 128, 10, 1000, 50, 1}, {3000, 64, 50, 2000, 100, 1}, {8000, 512, 5, 5000, 30, 1}, {512, 128, 200, 500, 20, 1}} {
 			q := exampleQuery(t, cat)
 			q.Model, q.Links, q.GPUOptions = m, []*catalog.Link{l}, []*catalog.GPU{gpu}
