@@ -120,3 +120,34 @@ func TestPlanWritePlanPassesCheck(t *testing.T) {
 		t.Errorf("overwrite without --force: exit %d, want 2", code)
 	}
 }
+
+// TestPlanGolden fixes every output format of kvplan plan (on the stand-in
+// engine model, so the goldens change only with the search).
+func TestPlanGolden(t *testing.T) {
+	withStandIn(t)
+	small := []string{"plan", "--model", "llama-3.1-8b", "--isl", "2000", "--osl", "256", "--rate", "8",
+		"--ttft-p95", "500ms", "--itl-p95", "30ms", "--gpu", "h100-sxm,l40s", "--link", "ib-ndr", "--verify", "2", "--sim-requests", "400"}
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"plan.table", small, 0},
+		{"plan.json", append(append([]string{}, small...), "-o", "json"), 0},
+		{"plan.md", append(append([]string{}, small...), "-o", "markdown"), 0},
+		{"plan-explain.table", append(append([]string{}, small...), "--explain", "--verify", "0"), 0},
+		{"plan-maxrate.table", []string{"plan", "--model", "llama-3.1-70b", "--isl", "4000", "--osl", "512", "--gpus", "16",
+			"--ttft-p95", "1s", "--itl-p95", "50ms", "--gpu", "h100-sxm", "--link", "ib-ndr", "--verify", "0"}, 0},
+		{"plan-unmet.table", []string{"plan", "--model", "llama-3.1-70b", "--isl", "4000", "--osl", "512", "--rate", "20",
+			"--ttft-p95", "100ms", "--itl-p95", "50ms", "--gpu", "h100-sxm", "--link", "ib-ndr", "--verify", "0"}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := kvplan(t, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, c.code, errOut)
+			}
+			golden(t, c.name, out)
+		})
+	}
+}

@@ -194,9 +194,9 @@ func (c *Candidate) Describe() string { return describe(c) }
 func assumptions(q *Query) []string {
 	a := []string{
 		"requests arrive as a Poisson process at the rate, every request " + fmt.Sprintf("%d tokens in and %d out", q.InputTokens, q.OutputTokens),
-		"a load-aware router (Dynamo's KV router weighs prefill and decode load): each pool's prefill queue is one M/G/c queue; round-robin routing waits longer",
+		routingAssumption(q),
 		"decode batch by Little's law (rate × (output tokens − 1) × ITL), a sequence seeing 1 + Poisson(batch) sequences in its iterations",
-		"TTFT p95 is the sum of its parts' 95th percentiles (frontend, queue, prefill, transfer, seat wait, first step): conservative",
+		"TTFT p95 = Σ parts' means + √Σ (part p95 − mean)²: frontend, queue, prefill, transfer, seat wait, first step, taken as independent",
 		fmt.Sprintf("workers start with gpu_memory_utilization %.2g and max_model_len %d; KV seats reserve the blocks of a whole request", gpuMemoryUtilization, q.maxModelLen()),
 		"disaggregated: every request's prompt KV crosses the link (the decode side holds none of it); the rate is spread over min(prefill, decode) worker pairs, each over its own path",
 	}
@@ -209,4 +209,11 @@ func assumptions(q *Query) []string {
 		a = append(a, "no prefix reuse")
 	}
 	return a
+}
+
+func routingAssumption(q *Query) string {
+	if q.CachedFraction > 0 || q.Prefixes > 0 {
+		return "Dynamo's KV router (prefix reuse): it places by overlap and KV blocks, not by prefill backlog, so an aggregated worker's prefill queue is M/G/1 at its share of the rate; a prefill pool, whose blocks are its backlog, waits like one M/G/c queue"
+	}
+	return "round-robin routing: an aggregated worker's prefill queue is G/G/1 with Erlang-n arrivals (c_a² = 1/workers); a prefill pool waits like one M/G/c queue. The timed simulator shows load-balancing on KV blocks (least-loaded, kv-aware) doing worse here: it herds prefill onto one worker"
 }

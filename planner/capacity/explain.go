@@ -36,7 +36,7 @@ func (q *Query) explain(c *Candidate) {
 				"%d uncached tokens in chunks of at most %d", q.InputTokens, r.budget)
 			d.Add(pre+"prefill_utilization", ld.PrefillUtil, "ratio", "rate_per_worker × GPU time per prompt when prompts queue (packed to the budget)",
 				"%.4g/s × %.4g ms", per, ld.Prefill.packedMS)
-			d.Add(pre+"prefill_wait_p95_ms", e.prefill.P95MS, "ms", "M/G/c: Erlang C(c = workers, a = rate × service), wait tail C × exp(−t/θ), θ = (1 + c_s²)/2 / (c/service − rate)",
+			d.Add(pre+"prefill_wait_p95_ms", e.prefill.P95MS, "ms", "M/G/c (c = 1 per aggregated worker, c = workers for a prefill pool): Erlang C(c, a = rate × service), wait tail C × exp(−t/θ), θ = (1 + c_s²)/2 / (c/service − rate)",
 				"C = %.4g, mean %.4g ms", e.prefill.PWait, e.prefill.MeanMS)
 		}
 		if r.name != rolePrefill {
@@ -58,7 +58,7 @@ func (q *Query) explain(c *Candidate) {
 	for _, p := range e.ttftParts {
 		d.Add("ttft_part."+p.name, p.p95MS, "ms", "95th percentile of this part of TTFT (mean in values)", "mean %.4g ms", p.meanMS)
 	}
-	d.Add("ttft_p95_ms", e.ttftP95MS, "ms", "Σ parts' 95th percentiles", "%.4g", e.ttftP95MS)
+	d.Add("ttft_p95_ms", e.ttftP95MS, "ms", "Σ parts' means + √Σ (part p95 − part mean)² (independent parts)", "mean %.4g ms", e.ttftMeanMS)
 	d.Add("itl_p95_ms", e.itlP95MS, "ms", "the decoding pool's ITL p95", "%.4g", e.itlP95MS)
 	d.Add("gpus", float64(c.GPUs), "GPUs", "Σ pools workers × tp", "%d", c.GPUs)
 	if c.USDPerHour != nil {

@@ -68,7 +68,8 @@ type planSLO struct {
 // PlanFile writes c as a kvplan plan file: the model, the workload at the
 // candidate's rate (concurrency from Little's law: rate × mean request
 // time), its pools with the engine settings the search assumed, the link,
-// a KV-aware router with events, the engine and the SLO (p95 targets, as
+// the router the search assumed (round-robin, or the KV router with events
+// when prompts share prefixes), the engine and the SLO (p95 targets, as
 // `kvplan plan` was asked). `kvplan check` reads it back.
 func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
 	if c == nil || c.shape == nil {
@@ -85,9 +86,12 @@ func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
 		Workload: planWorkload{InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, RequestRate: c.RatePerS,
 			Concurrency: max(1, int(math.Ceil(inFlight))), Prefixes: q.Prefixes, PrefixTokens: q.PrefixTokens},
 		Pools:   map[string]planPool{},
-		Router:  planRouter{Mode: "kv", KVEvents: true},
+		Router:  planRouter{Mode: "round-robin", KVEvents: true},
 		Runtime: planRuntime{Engine: q.Engine.Name},
 		SLO:     planSLO{TTFTMS: q.TTFTP95MS, ITLMS: q.ITLP95MS},
+	}
+	if q.routerPolicy() == "kv-aware" {
+		pf.Router.Mode = "kv"
 	}
 	if s.link != nil {
 		pf.Link = &planLink{Name: s.link.Name}

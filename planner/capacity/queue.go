@@ -2,7 +2,8 @@ package capacity
 
 import "math"
 
-// Queue is an M/G/c queue: Poisson arrivals at Rate per second, Servers
+// Queue is a G/G/c queue: arrivals at Rate per second whose gaps have
+// squared coefficient of variation ArrivalCV2 (0 means 1: Poisson), Servers
 // identical servers, each taking ServiceMS per job with squared coefficient
 // of variation ServiceCV2 (0 = every job takes the same time).
 type Queue struct {
@@ -10,6 +11,7 @@ type Queue struct {
 	Servers    int
 	ServiceMS  float64
 	ServiceCV2 float64
+	ArrivalCV2 float64
 }
 
 // Wait is what a job waits for a server in a Queue.
@@ -22,11 +24,12 @@ type Wait struct {
 }
 
 // Wait computes the wait of a job in q: the M/M/c wait of Erlang's C formula
-// scaled by (1 + c_s²)/2 for general service times (the Allen–Cunneen
-// approximation: exact for M/G/1, within a few percent for M/D/c at
-// moderate loads), and its tail taken as the M/M/c one with the same scale:
+// scaled by (c_a² + c_s²)/2 for general arrivals and service times (the
+// Allen–Cunneen approximation: exact for M/G/1, Kingman's for G/G/1,
+// within a few percent for M/D/c at moderate loads), and its tail taken as
+// the M/M/c one with the same scale:
 //
-//	P(W > t) = C(c, a) × exp(−t / θ),  θ = (1 + c_s²)/2 / (c μ − λ)
+//	P(W > t) = C(c, a) × exp(−t / θ),  θ = (c_a² + c_s²)/2 / (c μ − λ)
 //
 // so p95 = θ × ln(C / 0.05) when C > 0.05, else 0.
 func (q Queue) Wait() Wait {
@@ -44,7 +47,11 @@ func (q Queue) Wait() Wait {
 	}
 	w.Stable = true
 	w.PWait = ErlangC(c, a)
-	scale := (1 + q.ServiceCV2) / 2
+	ca2 := q.ArrivalCV2
+	if ca2 == 0 {
+		ca2 = 1
+	}
+	scale := (ca2 + q.ServiceCV2) / 2
 	theta := scale / (float64(c)/q.ServiceMS - lambda) // ms
 	w.MeanMS = w.PWait * theta
 	if w.PWait > 0.05 {

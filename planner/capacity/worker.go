@@ -50,6 +50,9 @@ type chunked struct {
 	aloneMS  float64 // the prompt alone: the sum of its chunks' iterations
 	chunks   int     // iterations it takes (chunked to the token budget)
 	packedMS float64 // GPU time per prompt when prompts queue: iterations packed to the budget
+	// batchMS[n−1] is an iteration of n such prompts together (n up to the
+	// k that fit the budget; only when the prompt fits it in one chunk).
+	batchMS []float64
 }
 
 func newWorkerModel(step StepTimer, isl, osl, budget, maxSeqs int, slots int64, block int, prefills, decodes bool, hits []hitCase) *workerModel {
@@ -129,13 +132,24 @@ func (w *workerModel) prefill(b int) []chunked {
 			left -= n
 		}
 		c.packedMS = c.aloneMS
+		if p > room {
+			// Queued prompts fill every iteration to the budget: a prompt's
+			// last, short chunk shares its iteration with the next prompt,
+			// so a prompt costs p/room full chunks at its mean context.
+			w.oneTok[0], w.oneCtx[0] = room, h.cached+max(0, p-room)/2
+			c.packedMS = float64(p) / float64(room) * w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+		}
 		if k := room / max(1, p); k > 1 {
 			// Prompts that queue share iterations: k of them fill the budget.
 			w.packTok, w.packCtx = w.packTok[:0], w.packCtx[:0]
-			for range k {
+			c.batchMS = make([]float64, 0, min(k, 64))
+			for n := 1; n <= k; n++ {
 				w.packTok, w.packCtx = append(w.packTok, p), append(w.packCtx, h.cached)
+				if n <= 64 || n == k {
+					c.batchMS = append(c.batchMS, w.step.StepMS(w.packTok, w.packCtx, dctx))
+				}
 			}
-			c.packedMS = w.step.StepMS(w.packTok, w.packCtx, dctx) / float64(k)
+			c.packedMS = c.batchMS[len(c.batchMS)-1] / float64(k)
 		}
 		out[i] = c
 	}
@@ -158,6 +172,49 @@ func interp(f func(int) float64, x float64) float64 {
 type prefillMix struct {
 	aloneMS, chunkMS, packedMS, packedCV2 float64
 	aloneP95MS                            float64 // the slowest case at least 5% of prompts take
+}
+
+// batchedPrefill is a prompt's own prefill time on a prefill worker where
+// prompts queue at lam per ms (the rate that finds the worker busy):
+// prompts short enough to share an iteration do, n of them at a time,
+// n = 1 + lam × T(n) (those that queue during an iteration join the next),
+// at most what the budget holds; the prompt's time is then that
+// iteration's, T(n), not its time alone.
+func (w *workerModel) batchedPrefill(lam float64) (mean, p95 float64) {
+	cs := w.prefill(0)
+	var worst float64
+	for i, c := range cs {
+		t := c.aloneMS
+		if len(c.batchMS) > 1 {
+			at := func(n float64) float64 {
+				n = math.Min(n, float64(len(c.batchMS)))
+				lo := int(math.Floor(n))
+				fr := n - float64(lo)
+				if lo >= len(c.batchMS) {
+					return c.batchMS[len(c.batchMS)-1]
+				}
+				v := c.batchMS[lo-1]
+				if fr > 0 {
+					v = v*(1-fr) + c.batchMS[lo]*fr
+				}
+				return v
+			}
+			n := 1.0
+			for range 50 {
+				next := math.Min(float64(len(c.batchMS)), 1+lam*at(n))
+				if math.Abs(next-n) < 1e-6 {
+					break
+				}
+				n = next
+			}
+			t = at(n)
+		}
+		mean += w.hits[i].prob * t
+		if w.hits[i].prob >= 0.05 || i == 0 {
+			worst = math.Max(worst, t)
+		}
+	}
+	return mean, worst
 }
 
 func (w *workerModel) prefillAt(b int) prefillMix {
