@@ -2,6 +2,7 @@ package capacity_test
 
 import (
 	"math"
+	"os"
 	"slices"
 	"testing"
 
@@ -14,17 +15,15 @@ import (
 // batches, chunked prefill, seats, link sharing) on the same step-time
 // model, over a grid of models, workloads and loads, for the top candidates
 // of each search: the table the README quotes
-// (go test ./planner/capacity -run Accuracy -v).
+// (KVPLAN_ACCURACY=1 go test ./planner/capacity -run Accuracy -v). Without
+// the variable it runs the first two cells only, to keep go test fast.
 func TestAccuracyAgainstSimulator(t *testing.T) {
-	if testing.Short() {
-		t.Skip("simulates 36 deployments")
-	}
 	cat := testCatalog(t)
 	type cell struct {
-		model      string
-		isl, osl   int
-		rate       float64
-		ttft, itl  float64
+		model     string
+		isl, osl  int
+		rate      float64
+		ttft, itl float64
 	}
 	grid := []cell{
 		{"llama-3.1-70b", 4000, 512, 20, 1000, 50},
@@ -33,6 +32,10 @@ func TestAccuracyAgainstSimulator(t *testing.T) {
 		{"llama-3.1-8b", 8000, 512, 10, 2000, 40},
 		{"llama-3.1-8b", 500, 1000, 30, 300, 25},
 		{"qwen3-8b", 3000, 300, 15, 800, 30},
+	}
+	perCell := 6
+	if os.Getenv("KVPLAN_ACCURACY") == "" {
+		grid, perCell = grid[:2], 2
 	}
 	var ttft, itl []float64
 	var ttftAgg, ttftDis []float64
@@ -47,7 +50,7 @@ func TestAccuracyAgainstSimulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := q.Verify(res, 6, 3000, 7); err != nil {
+		if err := q.Verify(res, perCell, 3000, 7); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range res.Candidates {
