@@ -166,7 +166,9 @@ func (c *Catalog) addFile(file string, data []byte) error {
 			return err
 		}
 		e.File, e.Line = file, idx.InArray("engine", i)
-		c.Engines = replace(c.Engines, e, func(x *Engine) string { return x.Name })
+		// One entry per name and version range: a user entry replaces the
+		// embedded entry of the same name that starts at the same version.
+		c.Engines = replace(c.Engines, e, func(x *Engine) string { return x.Name + "@" + x.MinVersion })
 	}
 	return nil
 }
@@ -186,5 +188,11 @@ func (c *Catalog) sort() {
 	sort.Slice(c.Models, func(i, j int) bool { return c.Models[i].Name < c.Models[j].Name })
 	sort.Slice(c.Links, func(i, j int) bool { return c.Links[i].Name < c.Links[j].Name })
 	sort.Slice(c.GPUs, func(i, j int) bool { return c.GPUs[i].Name < c.GPUs[j].Name })
-	sort.Slice(c.Engines, func(i, j int) bool { return c.Engines[i].Name < c.Engines[j].Name })
+	sort.SliceStable(c.Engines, func(i, j int) bool {
+		a, b := c.Engines[i], c.Engines[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.hasMin && (!b.hasMin || a.minV.less(b.minV)) || !a.hasMin && b.hasMin
+	})
 }

@@ -126,8 +126,8 @@ func TestModelFieldsComplete(t *testing.T) {
 		if m.MLA == nil && len(m.Layout) == 0 {
 			t.Errorf("model %q: no [[model.layout]] groups and no [model.mla]", m.Name)
 		}
-		if m.MLA != nil && len(m.Layout) > 0 {
-			t.Errorf("model %q: both MLA and a layout; the KV arithmetic uses only MLA", m.Name)
+		if m.MLA != nil && !m.HasAttention() {
+			t.Errorf("model %q: MLA, but no layout group attends", m.Name)
 		}
 		if m.ParamsActive != 0 && m.ParamsActive >= m.ParamsTotal {
 			t.Errorf("model %q: params_active %d not below params_total %d", m.Name, m.ParamsActive, m.ParamsTotal)
@@ -141,6 +141,11 @@ func TestMoEActiveParams(t *testing.T) {
 	moe := map[string]bool{
 		"qwen3-235b-a22b": true, "qwen3-30b-a3b": true, "qwen3-next-80b-a3b": true, "deepseek-v3": true,
 		"kimi-k2": true, "mixtral-8x7b": true, "gpt-oss-120b": true, "gemma-4-26b-a4b": true,
+		// the `models import` block
+		"deepseek-v3.2": true, "deepseek-v4-flash": true, "deepseek-v4-pro": true, "glm-5": true, "glm-5.2": true,
+		"kimi-k2.5": true, "kimi-k2.5-nvfp4": true, "qwen3.5-397b-a17b": true, "qwen3.6-35b-a3b-nvfp4": true,
+		"llama-4-scout-17b-16e": true, "llama-4-maverick-17b-128e": true, "nemotron-3-nano-30b-a3b": true,
+		"nemotron-3-super-120b-a12b-fp8": true, "nemotron-3-ultra-550b-a55b": true, "gpt-oss-20b": true,
 	}
 	for name := range moe {
 		m, err := c.Model(name)
@@ -345,7 +350,7 @@ func TestUnknownNameOffersClosest(t *testing.T) {
 		{"model", "qwen3-06b", "qwen3-0.6b"},
 		{"model", "qwen3-0.6", "qwen3-0.6b"},
 		{"model", "llama-3.1-7b", "llama-3.1-70b"},
-		{"model", "deepseek-v2", "deepseek-v3"},
+		{"model", "deepsek-v3", "deepseek-v3"},
 		{"link", "ib-ndr400", "ib-ndr"},
 		{"link", "roce200g", "roce-200g"},
 		{"gpu", "h100-nvl", "h100-sxm"},

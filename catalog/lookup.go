@@ -81,7 +81,56 @@ func (c *Catalog) GPU(name string) (*GPU, error) {
 	return find("gpu", name, c.GPUs, func(g *GPU) []string { return append([]string{g.Name}, g.Aliases...) })
 }
 
-// Engine finds a serving engine by name.
+// Engine finds a serving engine by name, at the newest version the catalog
+// knows of it.
 func (c *Catalog) Engine(name string) (*Engine, error) {
-	return find("engine", name, c.Engines, func(e *Engine) []string { return []string{e.Name} })
+	e, _, err := c.EngineVersion(name, "")
+	return e, err
+}
+
+// EngineVersion finds the entry of engine name whose version range holds
+// ver, and returns it with the version it resolved: ver itself, or, when
+// ver is "", the newest release any entry of that name lists.
+func (c *Catalog) EngineVersion(name, ver string) (*Engine, string, error) {
+	first, err := find("engine", name, c.Engines, func(e *Engine) []string { return []string{e.Name} })
+	if err != nil {
+		return nil, "", err
+	}
+	var entries []*Engine
+	for _, e := range c.Engines {
+		if e.Name == first.Name {
+			entries = append(entries, e)
+		}
+	}
+	if ver == "" {
+		var best *Engine
+		var bestV version
+		for _, e := range entries {
+			if n := e.Newest(); n != "" {
+				v, _ := parseVersion(n)
+				if best == nil || bestV.less(v) {
+					best, bestV, ver = e, v, n
+				}
+			}
+		}
+		if best == nil { // no entry lists a release: the last range
+			return entries[len(entries)-1], "", nil
+		}
+		return best, ver, nil
+	}
+	v, ok := parseVersion(ver)
+	if !ok {
+		return nil, "", fmt.Errorf("engine version %q is not a version such as 0.19.0", ver)
+	}
+	for _, e := range entries {
+		if e.holds(v) {
+			return e, ver, nil
+		}
+	}
+	var ranges []string
+	for _, e := range entries {
+		ranges = append(ranges, e.Range())
+	}
+	return nil, "", fmt.Errorf("%s %s: the catalog has no profile for this version (it has %s); add an [[engine]] entry with min_version/below_version in a user catalog",
+		first.Name, ver, strings.Join(ranges, "; "))
 }

@@ -15,8 +15,10 @@ import "github.com/kvplan/kvplan/catalog"
 //
 // where pairs is the number of (query, key) positions a causal layer
 // attends: n(n+1)/2 for full attention, Σ min(i, window) for a sliding layer,
-// and 0 for linear attention (its cost is linear and sits in the weights
-// term). QKᵀ and AV are 2 × head_dim FLOPs each per pair and head.
+// n²/(2 ratio) more for a compressed layer's entries, and 0 for linear
+// attention and Mamba (their cost is linear and sits in the weights term).
+// Sparse attention's top-k selection (DSA indexers) is not modelled: its
+// layers count as full attention, an over-estimate at long context. QKᵀ and AV are 2 × head_dim FLOPs each per pair and head.
 func PrefillFLOPs(m *catalog.Model, tokens int) (weightFLOPs, attnFLOPs float64) {
 	weightFLOPs = 2*float64(MatmulParams(m))*float64(tokens) + 2*float64(m.VocabSize)*float64(m.HiddenSize)
 	qHeads := m.AttentionHeads
@@ -38,16 +40,21 @@ func PrefillFLOPs(m *catalog.Model, tokens int) (weightFLOPs, attnFLOPs float64)
 			d = headDim
 		}
 		var pairs float64
-		switch g.Kind {
-		case catalog.LayerLinear:
-			continue
-		case catalog.LayerSliding:
+		window := func() float64 {
 			w := float64(g.Window)
 			if n <= w {
-				pairs = n * (n + 1) / 2
-			} else {
-				pairs = w*(w+1)/2 + (n-w)*w
+				return n * (n + 1) / 2
 			}
+			return w*(w+1)/2 + (n-w)*w
+		}
+		switch g.Kind {
+		case catalog.LayerLinear, catalog.LayerMamba:
+			continue
+		case catalog.LayerSliding:
+			pairs = window()
+		case catalog.LayerCompressed:
+			// The window, and every compressed entry before the query: Σ ⌊i / ratio⌋ ≈ n² / (2 ratio).
+			pairs = window() + n*n/(2*float64(g.Ratio))
 		default:
 			pairs = n * (n + 1) / 2
 		}

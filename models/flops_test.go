@@ -24,6 +24,14 @@ func TestPrefillFLOPs(t *testing.T) {
 	if w != 2e7 || math.Abs(a-4352) > 1e-9 {
 		t.Errorf("moe: weights %g attention %g; want 2e7, 4352", w, a)
 	}
+	hybrid := &catalog.Model{ParamsTotal: 1_000_000, Layers: 2, AttentionHeads: 4, KVHeads: 2, HeadDim: 8,
+		Layout: []catalog.LayerGroup{{Kind: "compressed", Count: 1, Window: 4, Ratio: 5}, {Kind: "mamba", Count: 1, SSMStateElements: 1}}}
+	_, a = PrefillFLOPs(hybrid, 10)
+	// compressed: the window's 34 pairs + 10² / (2 × 5) = 10 compressed pairs = 44;
+	// 1 layer × 4 × 4 heads × 8 × 44 = 5,632; the Mamba layer adds none.
+	if math.Abs(a-5632) > 1e-9 {
+		t.Errorf("hybrid: attention %g; want 5632", a)
+	}
 }
 
 func TestMatmulParams(t *testing.T) {

@@ -1,11 +1,15 @@
 package models_test
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/models/hfimport"
 )
 
 func loadCatalog(t *testing.T) *catalog.Catalog {
@@ -70,6 +74,50 @@ var kvTable = map[string]kvCase{
 	// 36 linear layers × 1,097,728 B state = 39,518,208 B per request
 	// (state per layer: (32 × 128 × 128 + 3 × (2 × 16 × 128 + 32 × 128)) × 2 B)
 	"qwen3-next-80b-a3b": {24_576, 24_576, 39_518_208, false},
+
+	// The `models import` block. Per token while inside every window, per token at
+	// long context, state per request (vLLM convention).
+	// MLA latent 576 × 2 B = 1,152 per layer; DSA indexer key 128 fp8 + 4 B scale = 132.
+	"deepseek-v3.2": {78_324, 78_324, 0, false},   // 61 × 1,152 + 61 × 132
+	"glm-5":         {100_152, 100_152, 0, false}, // 78 × 1,152 + 78 × 132
+	"glm-5.2":       {92_628, 92_628, 0, false},   // 78 × 1,152 + 21 indexers (index sharing) × 132
+	"kimi-k2.5":     {70_272, 70_272, 0, false},   // 61 × 1,152
+	// fp8 KV declared by the checkpoint: 61 × 576 × 1
+	"kimi-k2.5-nvfp4": {35_136, 35_136, 0, false},
+	// DeepSeek-V4, fp8 latents of 584 B, windows of 128; compressor state per layer
+	// 81,920 (ratio 4, with the indexer's) or 524,288 (ratio 128).
+	// Flash: 2 window-only, 21 ratio 4 (indexer 132 B per entry), 20 ratio 128:
+	//   2 × 584 + 21 × 584 + ceil(12,264 / 4) + ceil(21 × 132 / 4) + 20 × 584 + ceil(11,680 / 128)
+	//   = 1,168 + 12,264 + 3,066 + 693 + 11,680 + 92 = 28,963; long 3,066 + 693 + 92 = 3,851;
+	//   state 21 × 81,920 + 20 × 524,288 = 12,206,080
+	"deepseek-v4-flash": {28_963, 3_851, 12_206_080, false},
+	// Pro: 31 ratio 128, 30 ratio 4:
+	//   31 × 584 + ceil(18,104 / 128) + 30 × 584 + ceil(17,520 / 4) + ceil(30 × 132 / 4)
+	//   = 18,104 + 142 + 17,520 + 4,380 + 990 = 41,136; long 142 + 4,380 + 990 = 5,512;
+	//   state 31 × 524,288 + 30 × 81,920 = 18,710,528
+	"deepseek-v4-pro": {41_136, 5_512, 18_710_528, false},
+	// Qwen3.5/3.6: full layers 2 × kv heads × 256 × b; Gated DeltaNet state per layer
+	// (4 − 1) × (2 × 16 × 128 + v_heads × 128) × 2 + v_heads × 128 × 128 × 4 (mamba_ssm_dtype float32)
+	"qwen3.5-27b": {65_536, 65_536, 153_944_064, false}, // 16 × 2 × 4 × 256 × 2; 48 × (61,440 + 3,145,728)
+	// 15 × 2 × 2 × 256 × 2 = 30,720; 45 × (3 × 12,288 × 2 + 64 × 128 × 128 × 4) = 45 × 4,268,032
+	"qwen3.5-397b-a17b": {30_720, 30_720, 192_061_440, false},
+	"qwen3.6-27b-nvfp4": {32_768, 32_768, 153_944_064, false}, // fp8 KV declared: 16 × 2 × 4 × 256 × 1
+	// 10 × 2 × 2 × 256 × 2 = 20,480; 30 × (3 × 8,192 × 2 + 32 × 128 × 128 × 4) = 30 × 2,146,304
+	"qwen3.6-35b-a3b-nvfp4": {20_480, 20_480, 64_389_120, false},
+	// Llama-4: 48 × 2 × 8 × 128 × 2; every 4th layer global: 12 × 4,096 (36 chunked, window 8,192)
+	"llama-4-scout-17b-16e":     {196_608, 49_152, 0, false},
+	"llama-4-maverick-17b-128e": {196_608, 49_152, 0, false},
+	// Nemotron-3: attention layers 2 × 2 kv heads × 128 × b; Mamba-2 state per layer
+	// (4 − 1) × conv_dim × 2 + heads × 64 × state × 4 (mamba_ssm_cache_dtype float32)
+	// Nano: 6 × 1,024 = 6,144; 23 × (3 × 6,144 × 2 + 64 × 64 × 128 × 4) = 23 × 2,134,016
+	"nemotron-3-nano-30b-a3b": {6_144, 6_144, 49_082_368, false},
+	// Super (fp8 KV from its hf_quant_config.json): 8 × 512 = 4,096;
+	// 40 × (3 × 10,240 × 2 + 128 × 64 × 128 × 4) = 40 × 4,255,744
+	"nemotron-3-super-120b-a12b-fp8": {4_096, 4_096, 170_229_760, false},
+	// Ultra: 12 × 1,024 = 12,288; 48 × (3 × 18,432 × 2 + 256 × 64 × 128 × 4) = 48 × 8,499,200
+	"nemotron-3-ultra-550b-a55b": {12_288, 12_288, 407_961_600, false},
+	// gpt-oss-20b: 12 sliding (window 128) + 12 full, each 2 × 8 × 64 × 2 = 2,048
+	"gpt-oss-20b": {49_152, 24_576, 0, false},
 }
 
 func TestBytesPerTokenEveryModel(t *testing.T) {
@@ -325,5 +373,28 @@ func TestGroups(t *testing.T) {
 
 	if kvOf(t, c, "qwen3-0.6b", models.KVOptions{}).HasWindows() {
 		t.Errorf("qwen3-0.6b has no sliding window")
+	}
+}
+
+// The catalog's gemma-3-27b entry is what `models import` makes of the
+// public config.json (testdata/models/variants/google--gemma-3-27b-it.json):
+// the same layout and KV geometry.
+func TestGemma3EntryMatchesImport(t *testing.T) {
+	c := loadCatalog(t)
+	m, err := c.Model("gemma-3-27b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "models", "variants", "google--gemma-3-27b-it.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported, _, err := hfimport.ImportConfig(data, "google--gemma-3-27b-it.json", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.Layout, imported.Layout) || m.KVHeads != imported.KVHeads || m.HeadDim != imported.HeadDim ||
+		m.VocabSize != imported.VocabSize || m.MaxContext != imported.MaxContext || m.TiedEmbeddings != imported.TiedEmbeddings {
+		t.Errorf("catalog %+v\nimport  %+v", m, imported)
 	}
 }

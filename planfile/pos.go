@@ -120,3 +120,38 @@ func (p *Plan) FieldError(field string, err error) error {
 func (p *Plan) fieldErrorf(field, format string, args ...any) *tomlpos.Error {
 	return p.FieldError(field, fmt.Errorf(format, args...)).(*tomlpos.Error)
 }
+
+// Clone returns a deep copy of p: its pools and the places of its fields.
+func (p *Plan) Clone() *Plan {
+	c := *p
+	c.Pools = make(map[string]*Pool, len(p.Pools))
+	for n, pl := range p.Pools {
+		cp := *pl
+		c.Pools[n] = &cp
+	}
+	c.Transport.UCXTLS = append([]string(nil), p.Transport.UCXTLS...)
+	if p.Router.KVEvents != nil {
+		v := *p.Router.KVEvents
+		c.Router.KVEvents = &v
+	}
+	c.pos = positions{order: append([]string(nil), p.pos.order...), at: make(map[string]Pos, len(p.pos.at))}
+	for k, v := range p.pos.at {
+		c.pos.at[k] = v
+	}
+	return &c
+}
+
+// ClearPos forgets where field was written: a later source (a flag) replaced
+// its value.
+func (p *Plan) ClearPos(field string) {
+	if _, ok := p.pos.at[field]; !ok {
+		return
+	}
+	delete(p.pos.at, field)
+	for i, f := range p.pos.order {
+		if f == field {
+			p.pos.order = append(p.pos.order[:i], p.pos.order[i+1:]...)
+			break
+		}
+	}
+}

@@ -50,11 +50,12 @@ type PoolPlan struct {
 // Deployment is every figure of a plan file: what `kvplan check` feeds the
 // rules and shows as key figures.
 type Deployment struct {
-	Plan   *planfile.Plan
-	Model  *catalog.Model // with the plan's model.weight_dtype applied
-	Link   *catalog.Link  // nil when the plan is not disaggregated and names none
-	Engine *catalog.Engine
-	KV     *KVPlan // one request's prompt, at model.tp
+	Plan          *planfile.Plan
+	Model         *catalog.Model // with the plan's model.weight_dtype applied
+	Link          *catalog.Link  // nil when the plan is not disaggregated and names none
+	Engine        *catalog.Engine
+	EngineVersion string  // the version the memory accounting is for (the newest the catalog knows unless the plan says)
+	KV            *KVPlan // one request's prompt, at model.tp
 	// RequestKVBytes is the KV of a whole request (prompt and output), all ranks, at model.tp.
 	RequestKVBytes int64
 	Pools          []*PoolPlan
@@ -102,8 +103,8 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		engine = DefaultEngine
 	}
 	var err error
-	if dep.Engine, err = cat.Engine(engine); err != nil {
-		return nil, at("runtime.engine", err)
+	if dep.Engine, dep.EngineVersion, err = cat.EngineVersion(engine, p.Runtime.EngineVersion); err != nil {
+		return nil, at(pick(p.Runtime.EngineVersion != "", "runtime.engine_version", "runtime.engine"), err)
 	}
 	w := p.Workload
 	if dep.KV, err = PlanKV(KVScenario{Model: dep.Model, KVDtype: p.Model.KVDtype, TP: p.Model.TP, Tokens: max(1, w.InputTokens)}); err != nil {
@@ -265,7 +266,8 @@ func (dep *Deployment) memoryScenario(pp *PoolPlan) MemoryScenario {
 		GPUUtil: util, EnforceEager: pl.EnforceEager, MaxModelLen: pl.MaxModelLen, BlockSize: block,
 		MaxNumBatchedTokens: pl.MaxNumBatchedTokens, MaxNumSeqs: pl.MaxNumSeqs,
 		LimitBytes: pl.MemoryLimitBytes, KVBuffer: buffer, Concurrency: pp.ConcurrencyPerWorker,
-		InputTokens: max(1, p.Workload.InputTokens),
+		InputTokens:   max(1, p.Workload.InputTokens),
+		EngineVersion: dep.EngineVersion, VersionDefaulted: p.Runtime.EngineVersion == "", CPUOffloadCacheBytes: pl.CPUOffloadCacheBytes,
 	}
 }
 

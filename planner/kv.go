@@ -14,6 +14,7 @@ type KVScenario struct {
 	KVDtype string // "" = the model's default
 	TP      int    // 0 or 1 = no tensor parallelism
 	Tokens  int
+	Engine  string // linear-attention and Mamba state convention; "" = vllm
 }
 
 // KVPlan is the KV size of one token and one request, per tensor-parallel
@@ -30,9 +31,22 @@ type KVPlan struct {
 	KVBytesAllRanks         int64      `json:"kv_bytes_all_ranks"`
 	SlidingWindowCapApplied bool       `json:"sliding_window_cap_applied"`
 	MTPConvention           string     `json:"mtp_convention"`
+	StateConvention         string     `json:"state_convention,omitempty"` // how linear and Mamba state bytes are counted, when the model has such layers
 	Derivation              Derivation `json:"derivation,omitempty"`
 
 	kv *models.KV
+}
+
+// Compressed reports whether some layers cache compressed entries or
+// indexer keys, so that the long-context bytes per token are not only the
+// full-attention layers'.
+func (p *KVPlan) Compressed() bool {
+	for _, g := range p.kv.Groups {
+		if g.Ratio > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // PlanKV computes the KV bytes of sc.Tokens tokens of sc.Model.
@@ -46,7 +60,7 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 	if sc.TP < 0 {
 		return nil, fmt.Errorf("tp must be >= 1 (got %d)", sc.TP)
 	}
-	kv, err := models.NewKV(sc.Model, models.KVOptions{KVDtype: sc.KVDtype, TP: sc.TP})
+	kv, err := models.NewKV(sc.Model, models.KVOptions{KVDtype: sc.KVDtype, TP: sc.TP, Engine: sc.Engine})
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +77,11 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 		kv:                    kv,
 	}
 	p.KVBytesAllRanks = p.KVBytes * int64(kv.TP)
+	for _, g := range kv.Groups {
+		if g.SSMBytesEach > 0 || g.ConvBytesEach > 0 {
+			p.StateConvention = kv.State.Describe()
+		}
+	}
 	p.SlidingWindowCapApplied = p.KVBytes < int64(sc.Tokens)*p.KVBytesPerToken+p.StateBytesPerRequest
 	d := &p.Derivation
 	for _, g := range kv.Groups {
@@ -88,7 +107,7 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 		}
 		d.Add(name, float64(g.BytesPerToken()), "B/token", g.Formula(), "%s", g.Values())
 		if g.StateBytesEach > 0 {
-			d.Add("state_bytes_compressor", float64(int64(g.Count)*g.StateBytesEach), "B/request",
+			d.Add(fmt.Sprintf("state_bytes_compressor_ratio_%d", g.Ratio), float64(int64(g.Count)*g.StateBytesEach), "B/request",
 				"layers × compressor state per layer (replicated on every rank)", "%d × %d", g.Count, g.StateBytesEach)
 		}
 		if kv.TP > 1 && !g.Latent && g.Kind != models.KindIndexer {
@@ -120,7 +139,10 @@ func requestFormula(kv *models.KV) string {
 	case kv.HasWindows():
 		f = "Σ groups min(tokens, window) × group bytes per token"
 	}
-	if kv.StateBytesPerRequest() > 0 {
+	switch {
+	case kv.StateBytesPerRequest() > 0 && compressed:
+		f += " + state per request"
+	case kv.StateBytesPerRequest() > 0:
 		f += " + linear state per request"
 	}
 	return f

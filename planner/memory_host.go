@@ -9,10 +9,12 @@ import (
 
 // hostSide sizes the worker's host memory:
 //
-//	required = baseline RSS + in flight × request KV × retention + margin
+//	required = baseline RSS + in flight × request KV × retention + CPU offload cache + margin
 //
 // where the staging term applies only when KV is staged in host memory
-// (kv_buffer = cpu). The request KV is that of all tensor-parallel ranks,
+// (kv_buffer = cpu), and the offload term when the pool declares a CPU KV
+// offload cache (KVBM's DYN_KVBM_CPU_CACHE_GB, LMCache's
+// cpuOffloadingBufferSize), which the engine allocates in host memory. The request KV is that of all tensor-parallel ranks,
 // which stage their blocks in the same container.
 func (p *MemoryPlan) hostSide(sc MemoryScenario, d *Derivation) {
 	e := sc.Engine
@@ -54,16 +56,21 @@ func (p *MemoryPlan) hostSide(sc MemoryScenario, d *Derivation) {
 		d.Add("host_staged_bytes", 0, "B", "0: with kv_buffer = gpu nothing is staged in host memory", "0")
 	}
 
-	p.HostRequiredBytes = p.HostBaselineRSSBytes + p.HostStagedBytes + p.HostMarginBytes
-	d.Add("host_required_bytes", float64(p.HostRequiredBytes), "B", "host_baseline_rss_bytes + host_staged_bytes + host_margin",
-		"%d + %d + %d", p.HostBaselineRSSBytes, p.HostStagedBytes, p.HostMarginBytes)
+	p.HostOffloadBytes = sc.CPUOffloadCacheBytes
+	if p.HostOffloadBytes > 0 {
+		d.Add("host_offload_bytes", float64(p.HostOffloadBytes), "B", "the pool's CPU KV offload cache (cpu_offload_cache)", "%d", p.HostOffloadBytes)
+		d.Note("KVBM's DYN_KVBM_CPU_CACHE_GB and LMCache's cpuOffloadingBufferSize allocate this much pinned host memory inside the worker's container")
+	}
+	p.HostRequiredBytes = p.HostBaselineRSSBytes + p.HostStagedBytes + p.HostOffloadBytes + p.HostMarginBytes
+	d.Add("host_required_bytes", float64(p.HostRequiredBytes), "B", "host_baseline_rss_bytes + host_staged_bytes + host_offload_bytes + host_margin",
+		"%d + %d + %d + %d", p.HostBaselineRSSBytes, p.HostStagedBytes, p.HostOffloadBytes, p.HostMarginBytes)
 	d.Note(e.SourceOf("host_margin"))
 
 	p.MinSafeLimitBytes = ceilDiv64(p.HostRequiredBytes, mib) * mib
 	d.Add("min_safe_limit_bytes", float64(p.MinSafeLimitBytes), "B", "host_required_bytes rounded up to a whole MiB",
 		"ceil(%d / %d) × %d", p.HostRequiredBytes, mib, mib)
 
-	fixed := p.HostBaselineRSSBytes + p.HostMarginBytes
+	fixed := p.HostBaselineRSSBytes + p.HostOffloadBytes + p.HostMarginBytes
 	switch {
 	case p.HostLimitBytes == 0:
 		p.HostFits = true
@@ -89,8 +96,8 @@ func (p *MemoryPlan) hostSide(sc MemoryScenario, d *Derivation) {
 			p.MaxSafeConcurrency = int64(math.Floor(float64(p.HostLimitBytes-fixed) / perRequest))
 		}
 		d.Add("max_safe_concurrency", float64(p.MaxSafeConcurrency), "requests",
-			"floor((host_limit_bytes − host_baseline_rss_bytes − host_margin) / (request_kv_bytes × host_retention))",
-			"floor((%d − %d − %d) / (%d × %g))", p.HostLimitBytes, p.HostBaselineRSSBytes, p.HostMarginBytes, p.RequestKVBytes, p.HostRetention)
+			"floor((host_limit_bytes − host_baseline_rss_bytes − host_offload_bytes − host_margin) / (request_kv_bytes × host_retention))",
+			"floor((%d − %d − %d − %d) / (%d × %g))", p.HostLimitBytes, p.HostBaselineRSSBytes, p.HostOffloadBytes, p.HostMarginBytes, p.RequestKVBytes, p.HostRetention)
 	}
 
 	// Decode side: a transfer lands only where its whole KV can be held, in
@@ -106,14 +113,18 @@ func (p *MemoryPlan) hostSide(sc MemoryScenario, d *Derivation) {
 func (p *MemoryPlan) hostFindings() {
 	b := units.Bytes
 	if p.HostLimitBytes > 0 && !p.HostFits {
-		msg := fmt.Sprintf("OOM risk: the worker needs %s (baseline %s + %s staged for %d request(s) of %d tokens, %s each, × retention %g + margin %s) "+
+		offload := ""
+		if p.HostOffloadBytes > 0 {
+			offload = " + CPU offload cache " + b(p.HostOffloadBytes)
+		}
+		msg := fmt.Sprintf("OOM risk: the worker needs %s (baseline %s + %s staged for %d request(s) of %d tokens, %s each, × retention %g%s + margin %s) "+
 			"but its limit is %s, %s short; ",
 			b(p.HostRequiredBytes), b(p.HostBaselineRSSBytes), b(p.HostStagedBytes), p.Concurrency, p.InputTokens,
-			b(p.RequestKVBytes), p.HostRetention, b(p.HostMarginBytes), b(p.HostLimitBytes), b(-p.HostHeadroomBytes))
+			b(p.RequestKVBytes), p.HostRetention, offload, b(p.HostMarginBytes), b(p.HostLimitBytes), b(-p.HostHeadroomBytes))
 		switch {
 		case p.MaxSafeConcurrency > 0:
 			msg += fmt.Sprintf("at this limit at most %d request(s) in flight are safe", p.MaxSafeConcurrency)
-		case p.HostLimitBytes <= p.HostBaselineRSSBytes+p.HostMarginBytes:
+		case p.HostLimitBytes <= p.HostBaselineRSSBytes+p.HostOffloadBytes+p.HostMarginBytes:
 			msg += "the limit does not even cover the idle worker"
 		default:
 			msg += "not even one request in flight is safe at this limit"

@@ -39,8 +39,8 @@ func WriteCheckGitHub(w io.Writer, r *CheckResult) error {
 			return err
 		}
 	}
-	for _, n := range r.Assumptions {
-		if _, err := fmt.Fprintf(w, "kvplan assumed: %s\n", n); err != nil {
+	for _, n := range r.Notes {
+		if _, err := fmt.Fprintf(w, "kvplan note: %s\n", n); err != nil {
 			return err
 		}
 	}

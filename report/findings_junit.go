@@ -92,10 +92,10 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
-	if len(r.Assumptions) > 0 {
+	if len(r.Notes) > 0 {
 		var notes []string
-		for _, n := range r.Assumptions {
-			notes = append(notes, "assumed: "+n.String())
+		for _, n := range r.Notes {
+			notes = append(notes, "note: "+n.String())
 		}
 		suite.SystemOut = strings.Join(notes, "\n")
 	}

@@ -37,9 +37,9 @@ func WriteCheckMarkdown(w io.Writer, r *CheckResult) error {
 		}
 		b.WriteString("\n</details>\n")
 	}
-	if len(r.Assumptions) > 0 {
-		b.WriteString("\n<details><summary>Assumed (the input does not say)</summary>\n\n")
-		for _, n := range r.Assumptions {
+	if len(r.Notes) > 0 {
+		b.WriteString("\n<details><summary>Notes (what kvplan assumed, skipped or does not model)</summary>\n\n")
+		for _, n := range r.Notes {
 			fmt.Fprintf(&b, "- %s\n", MarkdownEscape(n.String()))
 		}
 		b.WriteString("\n</details>\n")

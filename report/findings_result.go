@@ -32,13 +32,15 @@ type CheckResult struct {
 	Findings []rules.Finding `json:"findings"`
 	Rules    []CheckRule     `json:"rules"`
 	Figures  []CheckFigure   `json:"figures"`
-	// Assumptions are what kvplan took for granted because the input did not
-	// say it (a manifest names no GPU, no workload; an engine default), each
-	// at the place it concerns when there is one.
-	Assumptions []CheckNote `json:"assumptions,omitempty"`
+	// Notes are what kvplan assumed because the input did not say it (a
+	// manifest names no GPU, no workload; an engine default), what it
+	// skipped, and what it read but does not model, each at the place it
+	// concerns when there is one. Only reviews of a manifest have them.
+	Notes []CheckNote `json:"notes,omitempty"`
 }
 
-// CheckNote is one assumption, at the place of the value it stands for.
+// CheckNote is one note (an assumption, a skipped document, a setting not
+// modelled), at the place it concerns.
 type CheckNote struct {
 	Message string `json:"message"`
 	planfile.Pos

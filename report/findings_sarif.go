@@ -23,9 +23,10 @@ type sarifRun struct {
 	Properties *sarifRunProps  `json:"properties,omitempty"`
 }
 
-// sarifRunProps carries what kvplan assumed, which SARIF has no field for.
+// sarifRunProps carries kvplan's notes (what it assumed), which SARIF has
+// no field for.
 type sarifRunProps struct {
-	Assumptions []string `json:"assumptions"`
+	Notes []string `json:"kvplanNotes"`
 }
 
 type sarifTool struct {
@@ -100,8 +101,8 @@ func sarifLevel(s rules.Severity) string {
 // result per finding, located at the line (and column, for a manifest) of
 // the field involved, in the file it was written in. A rule that failed at
 // run time appears as its own rule "rule-error/<id>", and so does a
-// manifest reader's finding ("manifest/not-understood"). Assumptions go in
-// the run's properties.
+// manifest reader's finding ("manifest/not-understood"). Notes go in the
+// run's properties.
 func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 	uri := filepath.ToSlash(r.PlanFile)
 	artifacts := []sarifArtifact{{Location: sarifArtifactLocation{URI: uri}}}
@@ -149,10 +150,10 @@ func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 			Message: sarifText{msg}, Locations: []sarifLocation{loc}})
 	}
 	run := sarifRun{Tool: sarifTool{Driver: driver}, Artifacts: artifacts, Results: results}
-	if len(r.Assumptions) > 0 {
+	if len(r.Notes) > 0 {
 		run.Properties = &sarifRunProps{}
-		for _, n := range r.Assumptions {
-			run.Properties.Assumptions = append(run.Properties.Assumptions, n.String())
+		for _, n := range r.Notes {
+			run.Properties.Notes = append(run.Properties.Notes, n.String())
 		}
 	}
 	log := sarifLog{

@@ -49,15 +49,15 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 			return err
 		}
 	}
-	return writeAssumptions(w, r.Assumptions)
+	return writeNotes(w, r.Notes)
 }
 
-// writeAssumptions lists the assumptions, one a line.
-func writeAssumptions(w io.Writer, notes []CheckNote) error {
+// writeNotes lists the assumptions, one a line.
+func writeNotes(w io.Writer, notes []CheckNote) error {
 	if len(notes) == 0 {
 		return nil
 	}
-	if _, err := fmt.Fprintln(w, "\nAssumed (the input does not say):"); err != nil {
+	if _, err := fmt.Fprintln(w, "\nNotes (what kvplan assumed, skipped or does not model):"); err != nil {
 		return err
 	}
 	for _, n := range notes {

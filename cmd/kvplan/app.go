@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -36,6 +37,11 @@ func (e internalError) Error() string { return "internal error: " + e.err.Error(
 // run is kvplan's whole life: parse args, act, write to stdout and stderr,
 // and return the exit code. Tests call it with buffers.
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	return runIn(args, os.Stdin, stdout, stderr)
+}
+
+// runIn is run with stdin given (for `kvplan check -`).
+func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "kvplan: internal error: %v (this is a bug in kvplan; please report it with the command you ran)\n", r)
@@ -43,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 	app := newApp(stdout, stderr)
+	app.Reader = stdin
 	err := app.Run(flagsFirst(app, args))
 	if err == nil {
 		return ExitOK
@@ -92,6 +99,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
    whether the prefix working set fits, per policy   kvplan route --workers 2 --kv-slots 14816 --prefixes 12
    hit rates of each router on a real trace          kvplan simulate --trace trace.jsonl --workers 8 --kv-slots 200000
    whether a deployment plan will work (CI)          kvplan check plan.toml -o github
+   whether a Kubernetes manifest will work (CI)      kvplan check deploy.yaml --gpu h100-sxm -o github
    the cheapest deployment meeting an SLO at a rate  kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1s --itl-p95 50ms
    what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list
 
@@ -105,6 +113,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			disaggCommand(),
 			memoryCommand(),
 			checkCommand(),
+			manifestCommand(),
 			rulesCommand(),
 			routeCommand(),
 			simulateCommand(),

@@ -80,7 +80,7 @@ func describeModel(m *catalog.Model) modelJSON {
 }
 
 func layoutString(m *catalog.Model) string {
-	if m.MLA != nil {
+	if m.MLA != nil && len(m.Layout) == 0 {
 		return fmt.Sprintf("%d MLA (latent %d + rope %d)", m.Layers, m.MLA.KVLoraRank, m.MLA.QKRopeHeadDim)
 	}
 	if len(m.Layout) == 0 {
@@ -89,12 +89,22 @@ func layoutString(m *catalog.Model) string {
 	var parts []string
 	for _, g := range m.Layout {
 		s := fmt.Sprintf("%d %s", g.Count, g.Kind)
-		if g.Window > 0 {
+		switch {
+		case g.Ratio > 0:
+			s += fmt.Sprintf(" (1 per %d, window %d)", g.Ratio, g.Window)
+		case g.Window > 0:
 			s += fmt.Sprintf(" (window %d)", g.Window)
+		}
+		if g.IndexBytes > 0 {
+			s += " + indexer"
 		}
 		parts = append(parts, s)
 	}
-	return strings.Join(parts, " + ")
+	s := strings.Join(parts, " + ")
+	if m.MLA != nil {
+		s += fmt.Sprintf(", MLA latent %d + rope %d", m.MLA.KVLoraRank, m.MLA.QKRopeHeadDim)
+	}
+	return s
 }
 
 func params(m *catalog.Model) string {
@@ -140,11 +150,11 @@ func showModel(cat *catalog.Catalog, name string) (*report.Doc, error) {
 func listLinks(cat *catalog.Catalog) *report.Doc {
 	var rows [][]string
 	for _, l := range cat.Links {
-		rows = append(rows, []string{l.Name, units.Rate(l.NominalBytesPerS), units.Rate(l.EffectiveBytesPerS), units.MS(l.LatencyMS), fmt.Sprint(l.Shared), l.Description})
+		rows = append(rows, []string{l.Name, units.Rate(l.NominalBytesPerS), units.Rate(l.EffectiveBytesPerS), units.MS(l.LatencyMS), fmt.Sprint(l.Shared), l.RatePer, l.Description})
 	}
 	return &report.Doc{
 		Title:    fmt.Sprintf("%d links", len(rows)),
-		Sections: []report.Section{{Header: []string{"name", "nominal", "effective", "latency", "shared", "description"}, Rows: rows}},
+		Sections: []report.Section{{Header: []string{"name", "nominal", "effective", "latency", "shared", "rate per", "description"}, Rows: rows}},
 		JSON:     cat.Links,
 	}
 }
@@ -159,6 +169,7 @@ func showLink(cat *catalog.Catalog, name string) (*report.Doc, error) {
 		{"nominal", fmt.Sprintf("%s (%s)", units.Rate(l.NominalBytesPerS), l.Nominal)},
 		{"effective", units.Rate(l.EffectiveBytesPerS)},
 		{"latency per transfer", units.MS(l.LatencyMS)}, {"shared by concurrent transfers", fmt.Sprint(l.Shared)},
+		{"rate per", l.RatePer + map[bool]string{true: " (a rail per GPU: each tensor-parallel rank sends its own shard)", false: " (one path per host, shared by every rank)"}[l.PerGPU()]},
 		{"source", l.Source}, {"defined in", fmt.Sprintf("%s:%d", l.File, l.Line)},
 	}
 	return &report.Doc{Title: l.Name, Sections: []report.Section{{Header: []string{"field", "value"}, Rows: rows}}, JSON: l}, nil
@@ -183,9 +194,13 @@ func showGPU(cat *catalog.Catalog, name string) (*report.Doc, error) {
 	}
 	rows := [][]string{
 		{"name", g.Name}, {"description", g.Description}, {"aliases", strings.Join(g.Aliases, ", ")},
-		{"memory", bytesWithExact(g.MemoryBytes)}, {"dense bf16", fmt.Sprintf("%g TFLOP/s", g.BF16TFLOPS)},
-		{"memory bandwidth", units.Rate(g.MemoryBandwidthBytes)}, {"prefill MFU", fmt.Sprintf("%g", g.PrefillMFU)},
-		{"on-demand price", fmt.Sprintf("$%.2f/hour", g.USDPerHour)},
+		{"memory", bytesWithExact(g.MemoryBytes)}, {"CUDA-visible memory", bytesWithExact(g.CUDAMemoryBytes) + " (what engines compute with)"},
+		{"dense bf16", fmt.Sprintf("%g TFLOP/s", g.BF16TFLOPS)},
+		{"dense fp8 / fp4 / int8", fmt.Sprintf("%g / %g TFLOP/s, %g TOP/s (0 = no such tensor path)", g.FP8TFLOPS, g.FP4TFLOPS, g.INT8TOPS)},
+		{"memory bandwidth", units.Rate(g.MemoryBandwidthBytes)},
+		{"interconnect", fmt.Sprintf("%s, %s per GPU one way", g.Interconnect, units.Rate(g.InterconnectBandwidthBytes))},
+		{"prefill MFU", fmt.Sprintf("%g", g.PrefillMFU)},
+		{"on-demand price", fmt.Sprintf("$%.2f/hour (spot $%.2f; 0 = unknown): %s", g.USDPerHour, g.USDPerHourSpot, g.PriceSource)},
 		{"source", g.Source}, {"defined in", fmt.Sprintf("%s:%d", g.File, g.Line)},
 	}
 	return &report.Doc{Title: g.Name, Sections: []report.Section{{Header: []string{"field", "value"}, Rows: rows}}, JSON: g}, nil

@@ -28,17 +28,25 @@ func ruleFlags() []cli.Flag {
 func checkCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "check",
-		Usage:     "evaluate a deployment plan file against the rules; exit 1 when a rule fails it (for CI)",
-		ArgsUsage: "PLAN.toml",
+		Usage:     "evaluate a deployment plan file or Kubernetes manifest against the rules; exit 1 when a rule fails it (for CI)",
+		ArgsUsage: "PLAN.toml | MANIFEST.yaml | -",
 		UsageText: `kvplan check plan.toml
    kvplan check plan.toml -o github            # GitHub Actions annotations
    kvplan check plan.toml -o sarif > kvplan.sarif
-   kvplan check plan.toml --rules team-rules/ --disable kv-routing-pays-off --fail-on warn`,
-		Description: `Reads the plan (see examples/ and the README), computes every figure
-(KV sizes, transfers, memory per pool, routing capacity, TTFT, cost) and
+   kvplan check plan.toml --rules team-rules/ --disable kv-routing-pays-off --fail-on warn
+   kvplan check deploy/disagg.yaml --gpu h100-sxm --link ib-ndr --isl 3000 --concurrency 16
+   helm template my-release vllm/vllm-stack -f values.yaml | kvplan check - --gpu l40s`,
+		Description: `Reads the plan (see examples/ and the README), or a manifest (.yaml, .yml,
+.json or - for stdin: DynamoGraphDeployment, llm-d, KServe LLMInferenceService,
+production-stack values, a Deployment running vllm serve), computes every
+figure (KV sizes, transfers, memory per pool, routing capacity, TTFT, cost) and
 evaluates the default rule pack plus --rules packs. Each finding says why,
-with the figures, and what to change, at the plan file's line.`,
-		Flags: append(ruleFlags(),
+with the figures, and what to change, at the plan file's line or the
+manifest's line:col. What a manifest lacks comes from --gpu, --link, --isl,
+--osl, --rate, --concurrency, --ttft-p95 and --itl-p95 (they win), or from a
+plan file with [deployment] manifest = "..."; what is still missing is
+assumed and listed.`,
+		Flags: append(append(ruleFlags(), supplementFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json, markdown, junit, sarif or github"},
 			&cli.StringFlag{Name: "fail-on", Value: "deny", Usage: "lowest severity that fails the check: deny, warn or info"},
 			&cli.BoolFlag{Name: "explain", Usage: "also show how each figure was derived (table and markdown)"},
@@ -64,7 +72,7 @@ func envBuilder(cat *catalog.Catalog) rules.Builder {
 
 func runCheck(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return fmt.Errorf("check: give exactly one plan file (e.g. kvplan check examples/clean.toml)")
+		return fmt.Errorf("check: give exactly one plan file or manifest (e.g. kvplan check examples/clean.toml)")
 	}
 	format := c.String("output")
 	if !slices.Contains(report.CheckFormats(), format) {
@@ -78,21 +86,24 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	set, err := loadRules(c)
+	ruleOff, manifestOff := splitDisable(c.StringSlice("disable"))
+	set, err := rules.Load(rules.Options{Paths: c.StringSlice("rules"), NoDefault: c.Bool("no-default-rules"), Disable: ruleOff})
 	if err != nil {
 		return err
 	}
-	plan, err := planfile.Load(c.Args().First())
+	rv, err := loadReview(c, cat)
 	if err != nil {
 		return err
 	}
+	plan := rv.plan
 	dep, err := planner.PlanDeployment(cat, plan)
 	if err != nil {
 		return err
 	}
-	findings := set.Evaluate(rules.FromDeployment(dep))
+	findings := mergeFindings(set.Evaluate(rules.FromDeployment(dep)), rv.findings, manifestOff)
 	rules.LocateWritten(findings, plan.Has, plan.Pos)
-	res := report.NewCheckResult(plan.Path, set, findings, keyFigures(dep), failOn)
+	res := report.NewCheckResult(rv.file, set, findings, keyFigures(dep), failOn)
+	res.Notes = rv.notes
 	var buf bytes.Buffer
 	if err := report.WriteCheck(&buf, format, res); err != nil {
 		return internalError{err}

@@ -3,10 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/internal/suggest"
+	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/models/hfimport"
+	"github.com/kvplan/kvplan/units"
 )
 
 func importCommand() *cli.Command {
@@ -16,14 +20,25 @@ func importCommand() *cli.Command {
 		ArgsUsage: "CONFIG.json",
 		UsageText: `kvplan models import config.json --print
    kvplan models import config.json --name my-model --out ~/.kvplan/my-model.toml
+   kvplan models import config.json --weights-bytes 595GB --engine sglang
    KVPLAN_CATALOG=~/.kvplan kvplan kv --model my-model --tokens 4000`,
 		Description: `Reads a local config.json and prints a [[model]] entry in TOML, ready to add
 to a user catalog (--catalog DIR or $KVPLAN_CATALOG). Handles head_dim that is
-missing, null or not hidden/heads; kv-head aliases; MLA; sliding windows;
-layers with their own KV geometry; text_config nesting; linear attention and
-Mamba layers. A config it cannot interpret is an error naming the field.`,
+missing, null or not hidden/heads; kv-head aliases; MLA; sliding windows and
+chunked attention; layers with their own KV geometry; text_config nesting;
+sparse-attention indexers (DeepSeek-V3.2, GLM-5); compressed attention
+(DeepSeek-V4); linear attention and Mamba-1/-2 layers; quantization blocks
+(their weight bytes). A config it cannot interpret is an error naming the field.
+
+Linear-attention and Mamba layers keep their state's dimensions in the entry;
+the notes give its bytes per request under each engine's convention, --engine's
+first (vllm: conv kernel − 1 columns, recurrent state in the model dtype unless
+the config pins one; sglang: the same, but fp32 recurrent state by default).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "name", Usage: "catalog name (default: from _name_or_path or the file name)"},
+			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "state convention the notes lead with: vllm or sglang"},
+			&cli.StringFlag{Name: "weights-bytes", Usage: "the checkpoint's size (e.g. 595GB, 62GiB): it replaces the weight bytes estimated from the config"},
+			&cli.StringFlag{Name: "quant-config", Usage: "the checkpoint's hf_quant_config.json, when config.json has no quantization_config (modelopt checkpoints)"},
 			&cli.BoolFlag{Name: "print", Usage: "print the entry to stdout (the default when --out is not given)"},
 			&cli.StringFlag{Name: "out", Usage: "write the entry to this file"},
 			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
@@ -41,7 +56,25 @@ func runImport(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("models import: %w", err)
 	}
-	m, notes, err := hfimport.ImportConfig(data, path, c.String("name"))
+	opts := hfimport.Options{Name: c.String("name"), Engine: c.String("engine")}
+	if err := stateEngine(opts.Engine); err != nil {
+		return fmt.Errorf("models import: %w", err)
+	}
+	if s := c.String("weights-bytes"); s != "" {
+		if opts.WeightsBytes, err = units.ParseBytes(s); err != nil {
+			return fmt.Errorf("models import: --weights-bytes: %w", err)
+		}
+		if opts.WeightsBytes <= 0 {
+			return fmt.Errorf("models import: --weights-bytes %s: must be > 0", s)
+		}
+	}
+	if qf := c.String("quant-config"); qf != "" {
+		if opts.QuantConfig, err = os.ReadFile(qf); err != nil {
+			return fmt.Errorf("models import: --quant-config: %w", err)
+		}
+		opts.QuantFile = qf
+	}
+	m, notes, err := hfimport.Import(data, path, opts)
 	if err != nil {
 		return err
 	}
@@ -68,4 +101,16 @@ func runImport(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "wrote %s (model %q)\n", dest, m.Name)
 	}
 	return nil
+}
+
+// stateEngine checks an engine name for its linear/Mamba state convention.
+func stateEngine(engine string) error {
+	if models.KnownStateConvention(engine) {
+		return nil
+	}
+	msg := fmt.Sprintf("--engine %q: want one of %s (the linear-attention and Mamba state convention)", engine, strings.Join(models.StateConventions, ", "))
+	if s := suggest.Closest(engine, models.StateConventions, 1); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return fmt.Errorf("%s", msg)
 }

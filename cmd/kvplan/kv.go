@@ -14,9 +14,10 @@ func kvCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "kv",
 		Usage:     "KV cache bytes of one token and of one request",
-		UsageText: "kvplan kv --model qwen3-8b --tokens 8000 [--kv-dtype fp8] [--tp 2] [-o json] [--explain]",
+		UsageText: "kvplan kv --model qwen3-8b --tokens 8000 [--kv-dtype fp8] [--tp 2] [--engine sglang] [-o json] [--explain]",
 		Flags: withCommon(append(modelFlags(),
 			&cli.IntFlag{Name: "tokens", Aliases: []string{"n"}, Value: 1, Usage: "tokens in the request"},
+			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "whose linear-attention and Mamba state convention counts: vllm or sglang"},
 		)...),
 		Action: runKV,
 	}
@@ -49,7 +50,10 @@ func runKV(c *cli.Context) error {
 	if err := withinContext(c, m, "--tokens", tokens); err != nil {
 		return err
 	}
-	p, err := planner.PlanKV(planner.KVScenario{Model: m, KVDtype: dtype, TP: tp, Tokens: tokens})
+	if err := stateEngine(c.String("engine")); err != nil {
+		return err
+	}
+	p, err := planner.PlanKV(planner.KVScenario{Model: m, KVDtype: dtype, TP: tp, Tokens: tokens, Engine: c.String("engine")})
 	if err != nil {
 		return err
 	}
@@ -60,10 +64,21 @@ func runKV(c *cli.Context) error {
 		{"KV per token (per rank)", bytesWithExact(p.KVBytesPerToken)},
 	}
 	if p.FullAttnBytesPerToken != p.KVBytesPerToken {
-		rows = append(rows, []string{"  of which full-attention layers", bytesWithExact(p.FullAttnBytesPerToken)})
+		label := "  of which full-attention layers"
+		if p.Compressed() {
+			label = "  per token beyond every window"
+		}
+		rows = append(rows, []string{label, bytesWithExact(p.FullAttnBytesPerToken)})
 	}
 	if p.StateBytesPerRequest > 0 {
-		rows = append(rows, []string{"linear-attention state per request", bytesWithExact(p.StateBytesPerRequest)})
+		label := "linear-attention state per request"
+		switch {
+		case p.StateConvention != "":
+			label = fmt.Sprintf("linear/Mamba state per request (%s)", c.String("engine"))
+		case p.Compressed():
+			label = "compressor state per request"
+		}
+		rows = append(rows, []string{label, bytesWithExact(p.StateBytesPerRequest)})
 	}
 	rows = append(rows,
 		[]string{fmt.Sprintf("KV for %d tokens (per rank)", p.Tokens), bytesWithExact(p.KVBytes)},
@@ -74,6 +89,9 @@ func runKV(c *cli.Context) error {
 	notes := []string{"Convention: " + p.MTPConvention + "."}
 	if p.SlidingWindowCapApplied {
 		notes = append(notes, "Sliding-window layers hold at most their window of tokens per request.")
+	}
+	if p.StateConvention != "" {
+		notes = append(notes, "State: "+p.StateConvention+".")
 	}
 	doc := &report.Doc{
 		Title:    fmt.Sprintf("KV cache of %s", p.Model),

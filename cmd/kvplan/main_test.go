@@ -67,6 +67,9 @@ func TestGolden(t *testing.T) {
 		{"memory.json", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "rtx4060-laptop", "--gpu-util", "0.38", "--enforce-eager", "--max-model-len", "4096", "-o", "json"}},
 		{"rules-test.junit", []string{"rules", "test", "../../testdata/rules/tests", "-o", "junit"}},
 		{"memory.md", []string{"memory", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4", "--max-model-len", "32768", "-o", "markdown", "--explain"}},
+		{"memory-pp-int4.json", []string{"memory", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--pp", "2", "--quantization", "int4", "--engine-version", "0.19.0", "--max-model-len", "8192", "-o", "json", "--explain"}},
+		{"memory-sglang.table", []string{"memory", "--model", "qwen3-32b", "--gpu", "h200", "--engine", "sglang", "--max-model-len", "32768", "--cpu-offload-cache", "20Gi", "--limit", "24Gi"}},
+		{"memory-trtllm.md", []string{"memory", "--model", "llama-3.1-70b", "--gpu", "b200", "--engine", "trtllm", "--tp", "2", "--max-model-len", "32768", "-o", "markdown", "--explain"}},
 	}
 	wantCode := map[string]int{"memory.table": ExitFindings} // the others exit 0
 	for _, c := range cases {
@@ -206,6 +209,12 @@ func TestBadInput(t *testing.T) {
 		{"negative limit", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--limit", "-1Gi"}, `--limit: memory quantity "-1Gi" is negative`},
 		{"limit in milli", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--limit", "100m"}, `"m" is milli`},
 		{"unknown engine", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine", "vlm"}, `unknown engine "vlm"; did you mean vllm`},
+		{"unknown engine version", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine-version", "0.8.5"}, "vllm 0.8.5: the catalog has no profile for this version"},
+		{"bad engine version", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine-version", "newest"}, `engine version "newest" is not a version`},
+		{"pp zero", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--pp", "0"}, "--pp 0: must be > 0"},
+		{"bad dtype", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--dtype", "fp64"}, `dtype "fp64" is not one of fp32, fp16, bf16`},
+		{"bad quantization", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--quantization", "q4_k"}, `quantization "q4_k" is not one of`},
+		{"bad offload cache", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--cpu-offload-cache", "lots"}, "--cpu-offload-cache: memory quantity"},
 		{"bad kv buffer", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--kv-buffer", "disk"}, `--kv-buffer "disk": want cpu or gpu`},
 		{"memory without gpu", []string{"memory", "--model", "qwen3-0.6b"}, "memory: --gpu is required"},
 		{"import malformed json", []string{"models", "import", "../../testdata/catalog/cli-bad/broken-config.json"}, "broken-config.json:3"},

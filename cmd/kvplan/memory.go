@@ -15,24 +15,40 @@ import (
 func memoryCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "memory",
-		Usage: "GPU KV slots of a worker (vLLM's accounting) and its host-memory headroom",
+		Usage: "GPU KV slots of a worker (its engine's accounting, by version) and its host-memory headroom",
 		UsageText: `kvplan memory --model qwen3-0.6b --gpu rtx4060-laptop --gpu-util 0.38 --enforce-eager --max-model-len 4096
    kvplan memory --model qwen3-0.6b --gpu rtx4060-laptop --gpu-util 0.38 --limit 3584Mi --kv-buffer cpu --concurrency 4 --input-tokens 2371
-   kvplan memory --model llama-3.1-70b --gpu h100-sxm --tp 4 --gpu-util 0.9`,
-		Description: `GPU side: requested = total × util; kv = requested − weights − peak activation
-− non-torch overhead − CUDA graphs (0 with --enforce-eager); blocks =
-floor(kv / (block_size × KV bytes per token)); slots = blocks × block_size.
+   kvplan memory --model llama-3.1-70b --gpu h100-sxm --tp 4 --engine-version 0.19.0
+   kvplan memory --model llama-3.1-8b --gpu h100-sxm --pp 2 --quantization int4 --explain
+   kvplan memory --model qwen3-32b --gpu h200 --engine sglang
+   kvplan memory --model llama-3.1-70b --gpu b200 --engine trtllm --tp 2`,
+		Description: `Computes with the total CUDA reports (a few hundred MiB under nvidia-smi's).
+vLLM: kv = total × util − weights − peak activation − non-torch − CUDA graphs
+(charged from v0.21; 0 with --enforce-eager). SGLang: kv = mem_fraction_static ×
+free memory at start − weights. TRT-LLM: kv = free_gpu_memory_fraction × (total
+− weights − peak activation − non-torch). With --pp every stage holds its
+layers and the smallest KV cache wins. blocks = floor(kv / (block_size × KV
+bytes per token)); slots = blocks × block_size.
 Host side: required = baseline RSS + in-flight requests × KV per request ×
-retention + margin; the staging term applies only with --kv-buffer cpu.
-Engine constants live in the catalog (kvplan's vllm engine) with sources.`,
+retention + CPU offload cache + margin; staging applies only with --kv-buffer cpu.
+Each engine version range's constants live in the catalog with sources
+(kvplan engines: catalog/data/engines.toml); the default version is the newest
+the catalog knows, and the output names it.`,
 		Flags: withCommon(append(modelFlags(),
 			&cli.StringFlag{Name: "gpu", Aliases: []string{"g"}, Usage: "GPU of the worker (required; kvplan gpus list)"},
-			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine whose memory accounting to use"},
-			&cli.Float64Flag{Name: "gpu-util", Value: 0.9, Usage: "--gpu-memory-utilization, in (0, 1]"},
+			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine whose memory accounting to use: vllm, sglang or trtllm"},
+			&cli.StringFlag{Name: "engine-version", Usage: "the engine's version, e.g. 0.19.0 (default: the newest the catalog knows)"},
+			&cli.Float64Flag{Name: "gpu-util", Usage: "the engine's memory fraction: vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, TRT-LLM free_gpu_memory_fraction, in (0, 1] (default: the engine's)"},
 			&cli.BoolFlag{Name: "enforce-eager", Usage: "no CUDA graphs (frees their memory)"},
+			&cli.IntFlag{Name: "pp", Value: 1, Usage: "pipeline-parallel stages: layers split across them, each with its weights and KV"},
 			&cli.IntFlag{Name: "max-model-len", Usage: "longest request the engine admits, tokens (default: the model's max context)"},
-			&cli.IntFlag{Name: "block-size", Usage: "tokens per KV block (default: the engine's, 16)"},
+			&cli.IntFlag{Name: "block-size", Usage: "tokens per KV block (default: the engine's, 16 for vLLM)"},
 			&cli.IntFlag{Name: "max-num-batched-tokens", Usage: "tokens per forward pass (default: the engine's default for this GPU)"},
+			&cli.IntFlag{Name: "max-num-seqs", Usage: "sequences per batch (default: the engine's default for this GPU)"},
+			&cli.StringFlag{Name: "dtype", Usage: "weight and activation dtype: fp32, fp16 or bf16 (default: the model's)"},
+			&cli.StringFlag{Name: "quantization", Usage: "a quantized checkpoint's layout: fp8, int8, int4, gptq, awq, nvfp4 or mxfp4 (linear layers at its width, embeddings at 16 bits)"},
+			&cli.IntFlag{Name: "quant-group-size", Usage: "int4/gptq/awq scale group, weights (default 128)"},
+			&cli.StringFlag{Name: "cpu-offload-cache", Usage: "host memory of a CPU KV offload cache in the worker (KVBM DYN_KVBM_CPU_CACHE_GB, LMCache cpuOffloadingBufferSize), e.g. 20Gi"},
 			&cli.StringFlag{Name: "limit", Usage: "the worker's host memory limit, a Kubernetes quantity: 3584Mi, 10Gi, 4G"},
 			&cli.StringFlag{Name: "kv-buffer", Value: "gpu", Usage: "kv_buffer_device: cpu stages every in-flight request's KV in host memory (needed for TCP transfers)"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "requests in flight whose KV is staged (default 1)"},
@@ -69,16 +85,18 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &planner.MemoryScenario{GPUUtil: c.Float64("gpu-util"), EnforceEager: c.Bool("enforce-eager")}
+	sc := &planner.MemoryScenario{GPUUtil: c.Float64("gpu-util"), EnforceEager: c.Bool("enforce-eager"),
+		Dtype: strings.ToLower(c.String("dtype")), Quantization: strings.ToLower(c.String("quantization"))}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err
 	}
 	if sc.GPU, err = cat.GPU(c.String("gpu")); err != nil {
 		return nil, err
 	}
-	if sc.Engine, err = cat.Engine(c.String("engine")); err != nil {
+	if sc.Engine, sc.EngineVersion, err = cat.EngineVersion(c.String("engine"), c.String("engine-version")); err != nil {
 		return nil, err
 	}
+	sc.VersionDefaulted = c.String("engine-version") == ""
 	dtype, err := kvDtype(c)
 	if err != nil {
 		return nil, err
@@ -88,7 +106,7 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 		return nil, err
 	}
 	sc.KV = models.KVOptions{KVDtype: dtype, TP: tp}
-	if sc.GPUUtil <= 0 || sc.GPUUtil > 1 {
+	if c.IsSet("gpu-util") && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
 		return nil, fmt.Errorf("--gpu-util %g: must be in (0, 1], e.g. 0.9", sc.GPUUtil)
 	}
 	ints := []struct {
@@ -96,7 +114,8 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 		dst  *int
 	}{
 		{"max-model-len", &sc.MaxModelLen}, {"block-size", &sc.BlockSize}, {"max-num-batched-tokens", &sc.MaxNumBatchedTokens},
-		{"concurrency", &sc.Concurrency}, {"input-tokens", &sc.InputTokens},
+		{"max-num-seqs", &sc.MaxNumSeqs}, {"concurrency", &sc.Concurrency}, {"input-tokens", &sc.InputTokens},
+		{"quant-group-size", &sc.QuantGroupSize},
 	}
 	for _, f := range ints {
 		if *f.dst, err = positive(c, f.flag, true); err != nil {
@@ -106,8 +125,13 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 	if err := withinContext(c, sc.Model, "--input-tokens", sc.InputTokens); err != nil {
 		return nil, err
 	}
-	if sc.BlockSize == 0 {
-		sc.BlockSize = sc.Engine.DefaultBlockSize
+	if sc.PP, err = positive(c, "pp", false); err != nil {
+		return nil, err
+	}
+	if s := c.String("cpu-offload-cache"); s != "" {
+		if sc.CPUOffloadCacheBytes, err = units.ParseQuantity(s); err != nil {
+			return nil, fmt.Errorf("--cpu-offload-cache: %w", err)
+		}
 	}
 	if s := c.String("limit"); s != "" {
 		if sc.LimitBytes, err = units.ParseQuantity(s); err != nil {
@@ -130,16 +154,23 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 }
 
 func memoryDoc(c *cli.Context, p *planner.MemoryPlan) *report.Doc {
+	parallel := fmt.Sprintf("tp %d", p.TP)
+	if p.PP > 1 {
+		parallel += fmt.Sprintf(", pp %d (the limiting stage)", p.PP)
+	}
 	gpuRows := [][]string{
-		{"GPU memory", units.Bytes(p.GPUMemoryBytes), p.GPU},
-		{"requested", units.Bytes(p.RequestedBytes), fmt.Sprintf("total × %g", p.GPUUtil)},
-		{"weights (per rank)", units.Bytes(p.WeightsBytes), fmt.Sprintf("tp %d", p.TP)},
-		{"peak activation", units.Bytes(p.ActivationBytes), fmt.Sprintf("profile run of %d batched tokens", p.MaxNumBatchedTokens)},
+		{"engine", engineText(p), "constants of " + p.EngineVersions + pick(p.EngineVersionDefault, "; the newest version the catalog knows (--engine-version)", "")},
+		{"GPU memory", units.Bytes(p.GPUMemoryBytes), p.GPU + " (nvidia-smi)"},
+		{"CUDA-visible total", units.Bytes(p.GPUCUDAMemoryBytes), "what the engine computes with"},
+		{"requested", units.Bytes(p.RequestedBytes), requestedNote(p)},
+		{"weights (per rank)", units.Bytes(p.WeightsBytes), fmt.Sprintf("%s, %s", p.WeightDtype, parallel)},
+		{"peak activation", units.Bytes(p.ActivationBytes), activationNote(p)},
 		{"non-torch overhead", units.Bytes(p.NonTorchBytes), ""},
-		{"CUDA graphs", units.Bytes(p.CUDAGraphBytes), map[bool]string{true: "--enforce-eager", false: ""}[p.EnforceEager]},
+		{"CUDA graphs", units.Bytes(p.CUDAGraphBytes), graphNote(p)},
 		{"KV cache", units.Bytes(p.KVCacheBytes), fmt.Sprintf("%d B/token, %s", p.KVBytesPerToken, p.KVDtype)},
 		{"KV blocks", fmt.Sprint(p.KVBlocks), fmt.Sprintf("%d tokens each", p.BlockSize)},
 		{"KV slots", fmt.Sprintf("%d tokens", p.KVSlotsTokens), "full-attention tokens"},
+		{"engine's KV cache size", fmt.Sprintf("%d tokens", p.EngineKVTokens), "as " + p.Engine + " logs it"},
 		{"max model len", fmt.Sprintf("%d: %s", p.MaxModelLen, fitsWord(p.MaxModelLenFits)), fmt.Sprintf("largest that fits: %d", p.LargestFittingMaxModelLen)},
 		{"requests of max len at once", fmt.Sprint(p.MaxConcurrentAtMaxLen), ""},
 	}
@@ -147,6 +178,7 @@ func memoryDoc(c *cli.Context, p *planner.MemoryPlan) *report.Doc {
 		{"KV buffer device", p.KVBuffer, ""},
 		{"baseline RSS", units.Bytes(p.HostBaselineRSSBytes), "engine process at idle"},
 		{"staged KV", units.Bytes(p.HostStagedBytes), stagedNote(p)},
+		{"CPU offload cache", units.Bytes(p.HostOffloadBytes), "the pool's cpu_offload_cache / --cpu-offload-cache"},
 		{"margin", units.Bytes(p.HostMarginBytes), ""},
 		{"required", units.Bytes(p.HostRequiredBytes), ""},
 	}
@@ -168,7 +200,7 @@ func memoryDoc(c *cli.Context, p *planner.MemoryPlan) *report.Doc {
 		hostRows = append(hostRows, []string{"decode side: KV staged before transfers land", units.Bytes(p.DecodeStagedBytes), ""})
 	}
 	doc := &report.Doc{
-		Title: fmt.Sprintf("Memory of a %s worker on %s (%s)", p.Model, p.GPU, p.Engine),
+		Title: fmt.Sprintf("Memory of a %s worker on %s (%s)", p.Model, p.GPU, engineText(p)),
 		Sections: []report.Section{
 			{Title: "GPU (per rank)", Header: []string{"figure", "value", "note"}, Rows: gpuRows},
 			{Title: "Host", Header: []string{"figure", "value", "note"}, Rows: hostRows},
@@ -197,4 +229,50 @@ func stagedNote(p *planner.MemoryPlan) string {
 		return "none: the KV buffer is on the GPU (--kv-buffer cpu stages it in host memory)"
 	}
 	return fmt.Sprintf("%d in flight × %s × retention %g", p.Concurrency, units.Bytes(p.RequestKVBytes), p.HostRetention)
+}
+
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+func engineText(p *planner.MemoryPlan) string {
+	if p.EngineVersion == "" {
+		return p.Engine + " (" + p.EngineVersions + ")"
+	}
+	return p.Engine + " " + p.EngineVersion
+}
+
+func requestedNote(p *planner.MemoryPlan) string {
+	switch p.EngineFamily {
+	case "sglang":
+		return fmt.Sprintf("free at start × mem_fraction_static %g", p.GPUUtil)
+	case "trtllm":
+		return fmt.Sprintf("CUDA total; KV gets free_gpu_memory_fraction %g of what is left", p.GPUUtil)
+	}
+	return fmt.Sprintf("CUDA total × %g", p.GPUUtil)
+}
+
+func activationNote(p *planner.MemoryPlan) string {
+	switch p.EngineFamily {
+	case "sglang":
+		return "not charged: within (1 − mem_fraction_static)"
+	case "trtllm":
+		return fmt.Sprintf("profiling forward of %d tokens", p.MaxNumBatchedTokens)
+	}
+	return fmt.Sprintf("profile run of %d batched tokens, sampler of %d sequences", p.MaxNumBatchedTokens, p.MaxNumSeqs)
+}
+
+func graphNote(p *planner.MemoryPlan) string {
+	switch {
+	case p.EnforceEager:
+		return "--enforce-eager"
+	case p.EngineFamily != "vllm":
+		return "not charged by " + p.Engine
+	case p.CUDAGraphBytes == 0:
+		return fmt.Sprintf("estimate %s, not charged by this version", units.Bytes(p.CUDAGraphEstimateBytes))
+	}
+	return "the engine's estimate, charged"
 }

@@ -1,11 +1,49 @@
 package hfimport
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Layer encodings that belong to one model family each.
+
+// classDefaults are the defaults of transformers' config classes for the
+// keys that published config.json files leave out because the class has
+// them: google/gemma-3-*-it's text_config gives neither vocab_size nor
+// sliding_window_pattern. Each default read is a note.
+var classDefaults = map[string]struct {
+	class string
+	keys  map[string]any
+}{
+	"gemma3_text": {"Gemma3TextConfig", map[string]any{
+		"vocab_size": json.Number("262208"), "max_position_embeddings": json.Number("131072"),
+		"sliding_window_pattern": json.Number("6"), "sliding_window": json.Number("4096"),
+		"head_dim": json.Number("256"), "num_key_value_heads": json.Number("4"),
+	}},
+}
+
+// useClassDefaults lets the config read its class's defaults.
+func (imp *importer) useClassDefaults() {
+	if d, ok := classDefaults[imp.a.modelType]; ok {
+		imp.c.defaults = d.keys
+	}
+}
+
+// defaultNotes names every class default the import read.
+func (imp *importer) defaultNotes() {
+	d, ok := classDefaults[imp.a.modelType]
+	if !ok || len(imp.c.usedDefaults) == 0 {
+		return
+	}
+	var used []string
+	for k := range imp.c.usedDefaults {
+		used = append(used, fmt.Sprintf("%s %v", k, d.keys[k]))
+	}
+	sort.Strings(used)
+	imp.note("the config leaves out %s: transformers' %s defaults", strings.Join(used, ", "), d.class)
+}
 
 // familyLayers reads the layer encodings of single model families into
 // specs, and reports whether one applied.

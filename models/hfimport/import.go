@@ -19,6 +19,12 @@ type Options struct {
 	Name         string // the entry's name; "" derives it from _name_or_path or the file name
 	Engine       string // whose linear and Mamba state convention the notes lead with; "" = vllm
 	WeightsBytes int64  // the checkpoint's size, when known: it replaces the weight bytes kvplan estimates
+
+	// QuantConfig is a checkpoint's separate hf_quant_config.json (modelopt
+	// writes one beside config.json), read when config.json has no
+	// quantization_config; QuantFile names it in errors.
+	QuantConfig []byte
+	QuantFile   string
 }
 
 // ImportConfig is Import with only a name.
@@ -147,6 +153,7 @@ func (imp *importer) run(name string) (*catalog.Model, error) {
 	if err := imp.refuseUnsupported(); err != nil {
 		return nil, err
 	}
+	imp.useClassDefaults()
 	if a.layers, err = imp.layerCount(); err != nil {
 		return nil, err
 	}
@@ -271,6 +278,7 @@ func (imp *importer) run(name string) (*catalog.Model, error) {
 	if err := imp.name(m, name); err != nil {
 		return nil, err
 	}
+	imp.defaultNotes()
 	return m, nil
 }
 
@@ -620,6 +628,13 @@ func (imp *importer) headGeometry() error {
 	}
 	if kv > a.heads {
 		return c.errf(kvKey, "%d is more than num_attention_heads %d", kv, a.heads)
+	}
+	if a.mla == nil {
+		if v, ok, err := c.optPositive("v_head_dim"); err != nil {
+			return err
+		} else if ok && v != a.headDim {
+			return c.errf("v_head_dim", "is %d but head_dim is %d: model_type %q caches K and V of different widths, which the catalog's layout cannot hold; write the catalog entry by hand", v, a.headDim, a.modelType)
+		}
 	}
 	if a.heads%kv != 0 {
 		return c.errf(kvKey, "%d does not divide num_attention_heads %d", kv, a.heads)

@@ -248,6 +248,13 @@ func TestImportVariants(t *testing.T) {
 		// = 5,242,880 + 73,728 = 5,316,608; × 27 = 143,548,416. 25 '-' blocks hold nothing
 		{"nemotron-h-pattern.json", "nemotron-h-9b-like", 31, 16_384, 16_384, 143_548_416,
 			"27 mamba, 4 full", "25 of 56 blocks hold no cache"},
+		// GPT-2 small's shape (n_inner null = 4 × 768), MHA: 12 × 2 × 12 × 64 × 2 = 36,864
+		{"gpt2.json", "gpt2", 12, 36_864, 36_864, 0, "", "n_inner is null: the MLP is 4 × n_embd = 3072 wide"},
+		// google/gemma-3-27b-it: text_config leaves out vocab_size and sliding_window_pattern
+		// (Gemma3TextConfig's 262,208 and 6): 52 sliding × 2 × 16 × 128 × 2 = 425,984
+		// + 10 full × 8,192 = 81,920, the catalog's gemma-3-27b figures
+		{"google--gemma-3-27b-it.json", "gemma-3-27b-it", 62, 507_904, 81_920, 0,
+			"52 sliding (window 1024), 10 full", "sliding_window_pattern 6, vocab_size 262208: transformers' Gemma3TextConfig defaults"},
 		// layers_block_type, mamba_ssm_cache_dtype float32: 1 attention × 2 × 2 × 64 × 2 = 512;
 		// 2 mamba of 8·64·16 × 4 + 3 × (512 + 32) × 2 = 32,768 + 3,264 = 36,032
 		{"layers-block-type.json", "tiny-hybrid", 3, 512, 512, 72_064, "2 mamba, 1 full", ""},
@@ -289,6 +296,7 @@ func TestImportVariantParams(t *testing.T) {
 		{"text-config-wrapper.json", 6_740 * million, 0},            // Llama-2-7B's shape
 		{"Qwen--Qwen3-Next-80B-A3B-Instruct.json", 80 * billion, 0}, // "80B total" (3.56B active here vs the "A3B" name)
 		{"nemotron-h-pattern.json", 8_890 * million, 0},             // NVIDIA-Nemotron-Nano-9B-v2's shape
+		{"gpt2.json", 124 * million, 0},                             // GPT-2 small: 124M (its 0.8M learned positions and the biases are not counted)
 	}
 	for _, tt := range tests {
 		m, _ := importFile(t, filepath.Join("variants", tt.file))

@@ -57,6 +57,9 @@ type hfConfig struct {
 	dec    map[string]any
 	prefix string           // "text_config." when the decoder is nested, else ""
 	offs   map[string]int64 // "key" and "text_config.key" → offset of the key in data
+
+	defaults     map[string]any  // the model type's config-class defaults, for keys the file leaves out
+	usedDefaults map[string]bool // the defaults read
 }
 
 // parseConfig reads config.json bytes. A syntax error names file:line:col;
@@ -163,6 +166,13 @@ func (c *hfConfig) lookup(key string) (v any, field string, present bool) {
 		if v, ok := c.top[key]; ok {
 			return v, key, true
 		}
+	}
+	if d, ok := c.defaults[key]; ok {
+		if c.usedDefaults == nil {
+			c.usedDefaults = map[string]bool{}
+		}
+		c.usedDefaults[key] = true
+		return d, c.prefix + key, true
 	}
 	return nil, c.prefix + key, false
 }

@@ -146,8 +146,8 @@ func (imp *importer) buildLayers() error {
 		sliding := 0
 		for i, t := range types {
 			switch t {
-			case "full_attention", "attention":
-				specs[i].mixer = mixerFull
+			case "full_attention", "attention", "deepseek_sparse_attention":
+				specs[i].mixer = mixerFull // DSA layers: MLA, and an indexer where markIndexers says
 			case "sliding_attention":
 				specs[i].mixer, specs[i].window = mixerSliding, window
 				sliding++

@@ -55,9 +55,8 @@ func TestImportMoreConfigs(t *testing.T) {
 		{file: "deepseek-v4-flash.json", layers: 43, kvDtype: "fp8",
 			layout:   "2 sliding (window 128), 21 compressed (ratio 4, window 128) + indexer, 20 compressed (ratio 128, window 128)",
 			perToken: 28_963, longToken: 3_851, tokens: 131_072, request: 520_080_384, stateVLLM: 12_206_080, stateSGLang: 12_206_080,
-			// 284B total; the published "13B activated" is 5.9% under the 13.76B
-			// counted here (hyper-connections and compressors included), so it is not asserted
-			total: 284 * billion, note: "the only KV format vLLM serves DeepSeek-V4 in"},
+			// 284B total, 13B activated
+			total: 284 * billion, active: 13 * billion, note: "the only KV format vLLM serves DeepSeek-V4 in"},
 		// fp8 KV declared by the checkpoint: 61 × 576 × 1 = 35,136 per token;
 		// 8,150 tokens = 286,358,400 B, the 286 MB hand-off of FACTS.md §2 (Kimi K2.5: 1.04T, 32B active)
 		{file: "kimi-k2.5-nvfp4.json", layers: 61, kvDtype: "fp8", perToken: 35_136, longToken: 35_136,
@@ -282,5 +281,24 @@ func TestImportIndexShare(t *testing.T) {
 		if got, want := kv.BytesPerToken(), 11_520+tt.count*132; got != want {
 			t.Errorf("%s: bytes/token %d, want %d", tt.extra, got, want)
 		}
+	}
+}
+
+// A modelopt checkpoint's separate hf_quant_config.json gives the weights and
+// the KV format when config.json has no quantization_config.
+func TestImportQuantConfigFile(t *testing.T) {
+	q := []byte(`{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", "exclude_modules": ["lm_head"]}}`)
+	m, notes, err := Import([]byte(llama()), "config.json", Options{Name: "q", QuantConfig: q, QuantFile: "hf_quant_config.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As modelopt FP8 in TestImportQuantizationBlocks: 33,554,432 × 1 + 2,053,120 × 2
+	if m.WeightDtype != "fp8" || m.WeightsBytes != 37_660_672 || m.KVDtype != "fp8" || m.Dtype != "bf16" {
+		t.Errorf("weights %s %d B, kv %s, dtype %s; want fp8 37,660,672 B, fp8, bf16", m.WeightDtype, m.WeightsBytes, m.KVDtype, m.Dtype)
+	}
+	wantNote(t, notes, "quantization read from hf_quant_config.json")
+	_, _, err = Import([]byte(llama()), "config.json", Options{Name: "q", QuantConfig: []byte(`{"quantization": {"quant_algo": "FP8",}}`), QuantFile: "hf_quant_config.json"})
+	if err == nil || !strings.HasPrefix(err.Error(), "hf_quant_config.json:1:") {
+		t.Errorf("a malformed hf_quant_config.json: %v, want an error at hf_quant_config.json:1:", err)
 	}
 }

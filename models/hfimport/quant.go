@@ -20,6 +20,7 @@ import (
 // weight of its format, scales included:
 //
 //	fp8, int8     1 (per-tensor or 128 × 128 block scales: under 0.03%, left out)
+//	mxfp8         1 + 1/32: one e8m0 scale per 32 weights
 //	nvfp4         0.5 + 1/16: one fp8 scale per 16 weights (4.5 bits)
 //	mxfp4         0.5 + 1/32: one e8m0 scale per 32 weights (4.25 bits)
 //	int4 (GPTQ, AWQ, compressed-tensors int)
@@ -84,6 +85,22 @@ func (imp *importer) weights(m *catalog.Model, p paramCount) error {
 	q, field, err := c.object("quantization_config")
 	if err != nil {
 		return err
+	}
+	if q == nil && imp.opts.QuantConfig != nil {
+		// hf_quant_config.json: its errors name that file.
+		qc, err := parseConfig(imp.opts.QuantConfig, imp.opts.QuantFile)
+		if err != nil {
+			return err
+		}
+		q, field = qc.top, "quantization"
+		if inner, ok := q["quantization"].(map[string]any); ok {
+			q = inner
+		}
+		defer func(main *hfConfig) { imp.c = main }(imp.c)
+		imp.c = qc
+		imp.note("quantization read from %s", imp.opts.QuantFile)
+	} else if q != nil && imp.opts.QuantConfig != nil {
+		imp.note("%s is not read: config.json has its own quantization_config", imp.opts.QuantFile)
 	}
 	var s *quantScheme
 	if q != nil {
@@ -337,6 +354,8 @@ func modeloptFormat(algo string) (weightFormat, bool) {
 	switch {
 	case a == "FP8" || strings.HasPrefix(a, "FP8_"):
 		return fmtFP8(), true
+	case a == "MXFP8":
+		return weightFormat{"fp8", 1 + 1.0/32}, true // one e8m0 scale per 32
 	case strings.Contains(a, "NVFP4"):
 		return fmtNVFP4(), true
 	case strings.Contains(a, "MXFP4"):

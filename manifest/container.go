@@ -1,0 +1,377 @@
+package manifest
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/kvplan/kvplan/planfile"
+)
+
+// GPU labels that name a node's GPU model, in the order they are trusted:
+// NVIDIA GPU feature discovery, GKE, Karpenter on AWS.
+var gpuLabels = []string{"nvidia.com/gpu.product", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-name"}
+
+// readEnv adds a container's (or a Dynamo service's) env list to w.env.
+// Later entries win, as in Kubernetes.
+func (r *reader) readEnv(w *worker, env *yaml.Node) {
+	for _, e := range items(env) {
+		name := str(key(e, "name"))
+		if name == "" {
+			continue
+		}
+		if v := key(e, "value"); v != nil {
+			w.env[name] = envVar{value: str(v), at: r.src.pos(v)}
+		} else if vf := key(e, "valueFrom"); vf != nil {
+			w.env[name] = envVar{at: r.src.pos(vf), fromRef: true}
+		}
+	}
+}
+
+// readResources reads a container's GPU count and memory limit.
+func (r *reader) readResources(w *worker, res *yaml.Node) {
+	limits := key(res, "limits")
+	for _, k := range []string{"nvidia.com/gpu", "amd.com/gpu", "gpu"} {
+		if n := key(limits, k); n != nil {
+			if g, ok := intValue(n); ok {
+				w.gpusPerPod, w.gpusAt = g, r.src.pos(n)
+			}
+		}
+	}
+	if w.gpusPerPod < 0 {
+		for _, k := range []string{"nvidia.com/gpu", "amd.com/gpu", "gpu"} {
+			if n := key(key(res, "requests"), k); n != nil {
+				if g, ok := intValue(n); ok {
+					w.gpusPerPod, w.gpusAt = g, r.src.pos(n)
+				}
+			}
+		}
+	}
+	if n := key(limits, "memory"); n != nil {
+		w.p.MemoryLimit = str(n)
+		w.set("memory_limit", r.src.pos(n))
+	} else if n := key(key(res, "requests"), "memory"); n != nil {
+		w.note(r.src.pos(n), "%s: memory is requested (%s) but not limited: no container limit, so nothing is OOM-killed at a limit", w.name, str(n))
+	}
+}
+
+// readPodPlacement reads the GPU model a pod spec's node selector or
+// required node affinity names.
+func (r *reader) readPodPlacement(w *worker, pod *yaml.Node) {
+	sel := key(pod, "nodeSelector")
+	for _, l := range gpuLabels {
+		if n := key(sel, l); n != nil && str(n) != "" {
+			w.p.GPU = str(n)
+			w.set("gpu", r.src.pos(n))
+			return
+		}
+	}
+	r.readGPUTerms(w, path(pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"))
+}
+
+// readGPUTerms reads the GPU model of required node selector terms
+// (matchExpressions on a GPU label with operator In).
+func (r *reader) readGPUTerms(w *worker, terms *yaml.Node) {
+	for _, t := range items(terms) {
+		for _, e := range items(key(t, "matchExpressions")) {
+			k := str(key(e, "key"))
+			if !contains(gpuLabels, k) || str(key(e, "operator")) != "In" {
+				continue
+			}
+			vals := items(key(e, "values"))
+			if len(vals) == 0 {
+				continue
+			}
+			w.p.GPU = str(vals[0])
+			w.set("gpu", r.src.pos(vals[0]))
+			if len(vals) > 1 {
+				w.note(r.src.pos(vals[0]), "%s: the node affinity allows %d GPU models; kvplan plans the first, %s", w.name, len(vals), str(vals[0]))
+			}
+			return
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// readContainer reads a container's env, resources and command line, and
+// returns its argv with places. Kubernetes expands $(VAR) in command and
+// args from the container's env; a `sh -c SCRIPT` command is parsed as the
+// shell would, with the env the script sees.
+func (r *reader) readContainer(w *worker, c *yaml.Node) []word {
+	r.readEnv(w, key(c, "env"))
+	if n := key(c, "envFrom"); n != nil {
+		w.note(r.src.pos(n), "%s: envFrom (a ConfigMap or Secret) is not read: variables set there are unknown to the review", w.name)
+	}
+	r.readResources(w, key(c, "resources"))
+	if img := key(c, "image"); img != nil {
+		if v := engineImageVersion(str(img)); v != "" {
+			w.engineVersion, w.engineVersionAt = v, r.src.pos(img)
+		}
+	}
+	var argv []word
+	for _, k := range []string{"command", "args"} {
+		n := key(c, k)
+		if n == nil {
+			continue
+		}
+		if w.argsAt.IsZero() || k == "args" {
+			w.argsAt = r.src.pos(n)
+		}
+		for _, it := range items(n) {
+			argv = append(argv, r.scalarWord(w, it))
+		}
+	}
+	if script, node, ok := shellScript(argv); ok {
+		return r.shellWords(w, script, node)
+	}
+	return argv
+}
+
+var k8sVar = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// scalarWord is one element of command or args, after Kubernetes' $(VAR)
+// expansion (a reference to an unknown variable stays as written).
+func (r *reader) scalarWord(w *worker, n *yaml.Node) word {
+	text := k8sVar.ReplaceAllStringFunc(n.Value, func(m string) string {
+		if v, ok := w.env[m[2:len(m)-1]]; ok && !v.fromRef {
+			return v.value
+		}
+		return m
+	})
+	src, node := r.src, n
+	return word{text: text, at: func(off int) planfile.Pos { return src.at(node, off) }, node: node}
+}
+
+// shellScript finds `sh -c SCRIPT` (also bash, with -c among other single
+// letter options such as -ec).
+func shellScript(argv []word) (string, *yaml.Node, bool) {
+	if len(argv) < 2 {
+		return "", nil, false
+	}
+	switch filepath.Base(argv[0].text) {
+	case "sh", "bash", "ash", "dash", "zsh":
+	default:
+		return "", nil, false
+	}
+	for i := 1; i+1 < len(argv); i++ {
+		a := argv[i].text
+		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") {
+			return "", nil, false
+		}
+		if strings.Contains(a, "c") {
+			return argv[i+1].text, argv[i+1].node, argv[i+1].node != nil
+		}
+	}
+	return "", nil, false
+}
+
+// shellWords parses a shell script and returns the words of the command
+// that starts an engine (the first one kvplan recognises), expanded with the
+// container's env and the script's own assignments. A variable the script
+// uses but nothing sets is noted; the word keeps what the shell would give
+// (empty).
+func (r *reader) shellWords(w *worker, script string, node *yaml.Node) []word {
+	f, err := syntax.NewParser().Parse(strings.NewReader(script), "")
+	at := func(off int) planfile.Pos { return r.src.at(node, off) }
+	if err != nil {
+		w.badValue("command", at(0), "the shell command does not parse: "+err.Error(), "fix the script's quoting")
+		return nil
+	}
+	env := &scriptEnv{vars: map[string]string{}}
+	for k, v := range w.env {
+		if !v.fromRef {
+			env.vars[k] = v.value
+		}
+	}
+	cfg := &expand.Config{Env: env}
+	var found []word
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if found != nil {
+			return false
+		}
+		switch x := n.(type) {
+		case *syntax.DeclClause: // export A=1
+			for _, a := range x.Args {
+				if a.Name != nil && a.Value != nil {
+					if v, err := expand.Literal(cfg, a.Value); err == nil {
+						env.vars[a.Name.Value] = v
+					}
+				}
+			}
+			return false
+		case *syntax.CallExpr:
+			for _, a := range x.Assigns {
+				if a.Name != nil && a.Value != nil {
+					if v, err := expand.Literal(cfg, a.Value); err == nil {
+						env.vars[a.Name.Value] = v
+					}
+				}
+			}
+			var words []word
+			for _, wd := range x.Args {
+				fields, err := expand.Fields(cfg, wd)
+				if err != nil {
+					fields = []string{wordText(wd)}
+				}
+				off := int(wd.Pos().Offset())
+				for _, fl := range fields {
+					o := off
+					words = append(words, word{text: fl, at: func(d int) planfile.Pos { return at(o + d) }})
+				}
+			}
+			if _, _, ok := identify(words); ok {
+				found = words
+				for _, wd := range x.Args {
+					syntax.Walk(wd, func(n syntax.Node) bool {
+						if pe, ok := n.(*syntax.ParamExp); ok && pe.Param != nil {
+							if _, set := env.vars[pe.Param.Value]; !set && !contains(env.missing, pe.Param.Value) {
+								env.missing = append(env.missing, pe.Param.Value)
+							}
+						}
+						return true
+					})
+				}
+			}
+			return false
+		}
+		return true
+	})
+	for _, name := range env.missing {
+		w.note(at(0), "%s: the command uses $%s, which neither the container's env nor the script sets: it expands to nothing", w.name, name)
+	}
+	if found == nil {
+		return nil
+	}
+	return found
+}
+
+// wordText is a shell word as written, for a word the expander refuses
+// (a command substitution).
+func wordText(wd *syntax.Word) string {
+	var b strings.Builder
+	syntax.NewPrinter().Print(&b, wd)
+	return b.String()
+}
+
+// scriptEnv is the environment a container's shell script sees: its env
+// list and its own assignments. missing lists the variables the engine's
+// command line uses that nothing sets.
+type scriptEnv struct {
+	vars    map[string]string
+	missing []string
+}
+
+func (e *scriptEnv) Get(name string) expand.Variable {
+	if v, ok := e.vars[name]; ok {
+		return expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: v}
+	}
+	return expand.Variable{}
+}
+
+func (e *scriptEnv) Each(f func(name string, vr expand.Variable) bool) {
+	for k, v := range e.vars {
+		if !f(k, expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: v}) {
+			return
+		}
+	}
+}
+
+// identify finds the engine entry point an argv starts, and returns its
+// grammar and the words after the entry point.
+func identify(argv []word) (*engineArgs, []word, bool) {
+	for len(argv) > 0 && (argv[0].text == "exec" || argv[0].text == "env" || strings.Contains(argv[0].text, "=")) {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return nil, nil, false
+	}
+	base := filepath.Base(argv[0].text)
+	switch {
+	case base == "vllm" && len(argv) > 1 && argv[1].text == "serve":
+		return vllmServe(), argv[2:], true
+	case base == "trtllm-serve":
+		rest := argv[1:]
+		if len(rest) > 0 && rest[0].text == "serve" {
+			rest = rest[1:]
+		}
+		return trtllmServe(), rest, true
+	case base == "python" || strings.HasPrefix(base, "python3") || base == "python2":
+		for i := 1; i < len(argv); i++ {
+			if argv[i].text == "-m" && i+1 < len(argv) {
+				g := byModule(argv[i+1].text)
+				return g, argv[i+2:], g != nil
+			}
+			if !strings.HasPrefix(argv[i].text, "-") {
+				return nil, nil, false // python script.py: not an entry point kvplan knows
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+// byModule maps a Python module run with -m to its grammar.
+func byModule(m string) *engineArgs {
+	switch m {
+	case "dynamo.vllm":
+		return dynamoVLLM()
+	case "dynamo.sglang":
+		return dynamoSGLang()
+	case "dynamo.trtllm":
+		return dynamoTRTLLM()
+	case "dynamo.frontend":
+		return dynamoFrontend()
+	case "vllm.entrypoints.openai.api_server":
+		return vllmServe()
+	case "sglang.launch_server":
+		return sglangLaunch()
+	}
+	return nil
+}
+
+// engineOf names the engine of a grammar.
+func engineOf(g *engineArgs) string {
+	switch g.name {
+	case "vllm serve", "dynamo.vllm":
+		return "vllm"
+	case "sglang.launch_server", "dynamo.sglang":
+		return "sglang"
+	case "dynamo.trtllm", "trtllm-serve":
+		return "trtllm"
+	}
+	return ""
+}
+
+// engineImageVersion reads the engine version from an engine project's own
+// image tag (vllm/vllm-openai:v0.19.0, lmsysorg/sglang:v0.5.2-cu126); other
+// images (Dynamo's runtimes, lmcache's builds) are tagged with their own
+// versions and say nothing about the engine's.
+func engineImageVersion(image string) string {
+	repo, tag, ok := strings.Cut(image, ":")
+	if !ok {
+		return ""
+	}
+	switch strings.TrimPrefix(repo, "docker.io/") {
+	case "vllm/vllm-openai", "lmsysorg/sglang":
+	default:
+		return ""
+	}
+	m := versionTag.FindStringSubmatch(tag)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var versionTag = regexp.MustCompile(`^v?([0-9]+\.[0-9]+(\.[0-9]+)?)`)

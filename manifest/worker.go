@@ -1,0 +1,186 @@
+package manifest
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvplan/kvplan/planfile"
+)
+
+// Finding IDs of the manifest reader. They are findings, not errors: the
+// rest of the manifest is still reviewed.
+const (
+	IDNotUnderstood = "manifest/not-understood" // an argument kvplan does not know: listed, never guessed
+	IDBadValue      = "manifest/bad-value"      // a value that does not parse; the engine would refuse it too
+	IDNoModel       = "manifest/no-model"       // a worker that names no model
+	IDGPUCount      = "manifest/gpu-count"      // parallelism that does not match the GPUs a worker gets
+)
+
+// Severities, as the rules name them.
+const (
+	Deny = "deny"
+	Warn = "warn"
+	Info = "info"
+)
+
+// Finding is a problem the manifest reader found, at its place.
+type Finding struct {
+	ID       string
+	Severity string
+	Pool     string
+	At       planfile.Pos
+	Field    string // the plan field concerned, when there is one
+	Message  string
+	Why      string
+	Fix      string
+}
+
+// Note is something kvplan assumed or skipped while reading, at the place
+// it concerns (zero when it concerns nothing written).
+type Note struct {
+	At   planfile.Pos
+	Text string
+}
+
+// String renders a note as "file:line:col: text".
+func (n Note) String() string {
+	if n.At.IsZero() {
+		return n.Text
+	}
+	return n.At.String() + ": " + n.Text
+}
+
+// envVar is one environment variable of a container, with the place of its
+// value. fromRef is set for valueFrom (a secret, a field of the pod), whose
+// value a manifest does not hold.
+type envVar struct {
+	value   string
+	at      planfile.Pos
+	fromRef bool
+}
+
+// worker is one pool of identical engine workers as a manifest describes it,
+// before it becomes a planfile.Pool. Every value keeps the place it came
+// from, keyed by the pool field it fills.
+type worker struct {
+	src  *source
+	name string       // pool name
+	at   planfile.Pos // the service, role or container
+	what string       // "DynamoGraphDeployment service VllmDecodeWorker", for messages
+
+	p     planfile.Pool
+	place map[string]planfile.Pos // pool field ("tp", "memory_limit") → place
+
+	engine, entry    string // "vllm", and how it is started: "dynamo.vllm", "vllm serve"
+	engineAt         planfile.Pos
+	engineVersion    string
+	engineVersionAt  planfile.Pos
+	model            string
+	modelAt          planfile.Pos
+	modelDefault     string // what the entry point loads when no model is named
+	roleSet          bool   // an engine flag or the manifest's structure set the role
+	replicas         int    // pods (or pod groups) of this pool; 0 = 1
+	gpusPerPod       int    // nvidia.com/gpu (or Dynamo's gpu) limit of one pod; -1 = not stated
+	gpusAt           planfile.Pos
+	podsPerWorker    int // multinode / leader-worker groups: pods one engine spans; 0 = 1
+	tp, pp, dp       int
+	blockSize        int
+	blockAt          planfile.Pos
+	kvDtype          string
+	kvDtypeAt        planfile.Pos
+	weightDtype      string
+	weightDtypeAt    planfile.Pos
+	publishes        *bool        // KV events published: nil = the entry point's default
+	publishesAt      planfile.Pos // the flag that says so
+	argsAt           planfile.Pos // where the engine's arguments are written
+	ucxTLS           []string
+	ucxAt            planfile.Pos
+	kvTransfer       map[string]any // --kv-transfer-config
+	kvTransferAt     planfile.Pos
+	kvEvents         map[string]any // --kv-events-config
+	prefixCaching    *bool
+	connectors       []string // Dynamo's deprecated --connector list
+	env              map[string]envVar
+	extraEngineFiles []value // engine configuration files inside the image (--extra-engine-args)
+	pendingLMCache   float64 // production-stack cpuOffloadingBufferSize, GiB per rank, counted once tp is known
+	pendingLMCacheAt planfile.Pos
+
+	// A Dynamo frontend's router, read with the frontend's grammar.
+	routerMode     string
+	routerModeAt   planfile.Pos
+	routerEvents   *bool // the frontend consumes KV events: nil = its default (yes)
+	routerEventsAt planfile.Pos
+
+	notes    []Note
+	findings []Finding
+}
+
+func newWorker(src *source, name, what string, at planfile.Pos) *worker {
+	return &worker{src: src, name: name, what: what, at: at, place: map[string]planfile.Pos{},
+		gpusPerPod: -1, env: map[string]envVar{}}
+}
+
+// set records where a pool field came from.
+func (w *worker) set(field string, at planfile.Pos) { w.place[field] = at }
+
+func (w *worker) note(at planfile.Pos, format string, args ...any) {
+	w.notes = append(w.notes, Note{At: at, Text: fmt.Sprintf(format, args...)})
+}
+
+func (w *worker) finding(f Finding) {
+	f.Pool = w.name
+	w.findings = append(w.findings, f)
+}
+
+// notUnderstood lists arguments kvplan does not know.
+func (w *worker) notUnderstood(entry string, words []word) {
+	texts := make([]string, len(words))
+	for i, wd := range words {
+		texts[i] = wd.text
+	}
+	arg := strings.Join(texts, " ")
+	w.finding(Finding{ID: IDNotUnderstood, Severity: Info, At: words[0].pos(),
+		Message: fmt.Sprintf("%s: %s argument %q is not understood by kvplan; the review ignores it", w.name, entry, arg),
+		Why:     "kvplan reads the engine arguments that change memory, parallelism, KV transfer and routing; it lists every other argument instead of guessing what it does",
+		Fix:     "check that the argument is spelled as the engine expects; if it changes memory or parallelism, say so in a plan file next to the manifest",
+	})
+}
+
+// badValue reports a value that does not parse.
+func (w *worker) badValue(flag string, at planfile.Pos, msg, fix string) {
+	if fix == "" {
+		fix = "correct the value; the engine refuses it at start"
+	}
+	w.finding(Finding{ID: IDBadValue, Severity: Deny, At: at, Message: w.name + ": " + msg,
+		Why: "an engine argument that does not parse stops the engine at start; kvplan reviews the rest with the engine's default for it",
+		Fix: fix})
+}
+
+// setRole sets the pool's role from an engine flag or the manifest's structure.
+func (w *worker) setRole(role string, at planfile.Pos) {
+	w.p.Role, w.roleSet = role, true
+	w.set("role", at)
+}
+
+// workers is the pool's worker count: replicas (pods or pod groups) times
+// data-parallel engines in each.
+func (w *worker) workers() int {
+	return max(1, w.replicas) * max(1, w.dp)
+}
+
+// fork returns a fresh worker with w's identity and what the pod level set
+// (replicas, pods per worker, role, GPU), to read one container into.
+func (w *worker) fork() *worker {
+	c := newWorker(w.src, w.name, w.what, w.at)
+	c.replicas, c.podsPerWorker = w.replicas, w.podsPerWorker
+	c.p.Role, c.roleSet, c.p.GPU = w.p.Role, w.roleSet, w.p.GPU
+	c.tp, c.pp, c.dp = w.tp, w.pp, w.dp
+	for k, v := range w.place {
+		c.place[k] = v
+	}
+	for k, v := range w.env {
+		c.env[k] = v
+	}
+	c.notes = append(c.notes, w.notes...)
+	return c
+}
