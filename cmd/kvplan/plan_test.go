@@ -151,3 +151,42 @@ func TestPlanGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanPlot golden-tests the data of the Pareto plot (not its pixels)
+// and checks that --plot writes an SVG.
+func TestPlanPlot(t *testing.T) {
+	withStandIn(t)
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := cat.Model("llama-3.1-8b")
+	g, _ := cat.GPU("h100-sxm")
+	l, _ := cat.Link("ib-ndr")
+	e, _ := cat.Engine("vllm")
+	q := capacity.Query{Model: m, Engine: e, InputTokens: 2000, OutputTokens: 256, RatePerS: 8, TTFTP95MS: 500, ITLP95MS: 30,
+		GPUOptions: []*catalog.GPU{g}, Links: []*catalog.Link{l}, FrontendMS: 13, Timers: capacitytest.Timers}
+	res, err := capacity.Search(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.MarshalIndent(paretoPlot(res, q.Pareto(res)), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "plan-pareto.json", string(data)+"\n")
+
+	path := filepath.Join(t.TempDir(), "pareto.svg")
+	args := []string{"plan", "--model", "llama-3.1-8b", "--isl", "2000", "--osl", "256", "--rate", "8", "--ttft-p95", "500ms", "--itl-p95", "30ms",
+		"--gpu", "h100-sxm", "--link", "ib-ndr", "--verify", "0", "--plot", path}
+	if _, errs, code := kvplan(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	svg, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(svg), "<svg") || !strings.Contains(string(svg), "disaggregated Pareto front") {
+		t.Errorf("--plot wrote no Pareto SVG:\n%.300s", svg)
+	}
+}

@@ -17,7 +17,7 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 	var sources []string
 	for i, r := range s.roles {
 		p := Pool{Role: r.name, GPU: r.gpu.Name, TP: r.tp, Workers: e.workers[i], MaxNumBatchedTokens: r.budget,
-			MaxNumSeqs: r.maxSeqs, MaxModelLen: r.maxModelLen, KVSlotsPerWorker: r.slots}
+			MaxNumSeqs: r.maxSeqs, MaxModelLen: r.maxModelLen, KVSlotsPerWorker: r.slots, smallerBudget: r.smaller}
 		if i < len(e.loads) {
 			ld := e.loads[i]
 			p.BatchCap, p.Batch, p.PrefillUtilization = ld.BatchCap, finite(ld.Batch), finite(ld.PrefillUtil)
@@ -169,14 +169,19 @@ func closestOf(res *Result, mode string) *Candidate {
 	return nil
 }
 
-// describe names a candidate's pools: "2 × tp4 h100-sxm" or
-// "1 × tp2 h100-sxm prefill + 3 × tp1 h100-sxm decode over ib-ndr".
+// describe names a candidate's pools: "2 × tp4 h100-sxm", "2 × tp4
+// h100-sxm (chunks of 1024)" when its prefill budget is below the engine's
+// default, or "1 × tp2 h100-sxm prefill + 3 × tp1 h100-sxm decode over
+// ib-ndr".
 func describe(c *Candidate) string {
 	var parts []string
 	for _, p := range c.Pools {
 		s := fmt.Sprintf("%d × tp%d %s", p.Workers, p.TP, p.GPU)
 		if p.Role != roleAggregated {
 			s += " " + p.Role
+		}
+		if p.smallerBudget {
+			s += fmt.Sprintf(" (chunks of %d)", p.MaxNumBatchedTokens)
 		}
 		parts = append(parts, s)
 	}

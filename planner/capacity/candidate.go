@@ -66,6 +66,8 @@ type Pool struct {
 	Batch               float64 `json:"batch"`               // mean decoding sequences per worker at the rate
 	PrefillUtilization  float64 `json:"prefill_utilization"` // GPU time prefill takes, per worker
 	USDPerGPUHour       float64 `json:"usd_per_gpu_hour"`    // 0 with an unknown price
+
+	smallerBudget bool // max_num_batched_tokens lowered below the engine's default
 }
 
 // Simulated is the timed simulator's figures for a candidate at the same

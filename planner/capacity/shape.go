@@ -37,6 +37,7 @@ type role struct {
 	priceOK     bool
 	priceSource string
 	memory      *planner.MemoryPlan
+	smaller     bool // budget lowered below the engine's default
 	fits        bool   // the weights fit and leave room for one request's KV
 	memoryWhy   string // why not
 
@@ -205,6 +206,7 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 							if r = get(roleAggregated, g, tp, b); r == nil {
 								continue
 							}
+							r.smaller = true
 						}
 						out = append(out, &shape{mode: ModeAggregated, weightDtype: m.WeightDtype, kvDtype: kvr.KVDtype, model: m, roles: []*role{r}, kv: kvr})
 					}
