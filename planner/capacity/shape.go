@@ -37,7 +37,7 @@ type role struct {
 	priceOK     bool
 	priceSource string
 	memory      *planner.MemoryPlan
-	smaller     bool // budget lowered below the engine's default
+	smaller     bool   // budget lowered below the engine's default
 	fits        bool   // the weights fit and leave room for one request's KV
 	memoryWhy   string // why not
 
