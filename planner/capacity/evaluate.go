@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"github.com/kvplan/kvplan/openloop"
 	"math"
 )
 
@@ -11,9 +12,9 @@ type evaluation struct {
 	workers []int // per role
 	rate    float64
 
-	loads   []workerLoad // per role
-	prefill Wait         // the prefill queue of the pool that prefills
-	hit     float64      // share of requests that find their prefix cached
+	loads   []openloop.Load // per role
+	prefill openloop.Wait   // the prefill queue of the pool that prefills
+	hit     float64         // share of requests that find their prefix cached
 
 	transfer transferLoad
 
@@ -64,7 +65,7 @@ func (q *Query) evaluate(s *shape, workers []int, rate float64) *evaluation {
 // holderHits are the hit cases of a pool of workers that keep the prefix
 // cache: two passes, the first without hits to learn how many KV slots the
 // running requests hold, the second with the slots left over for prefixes.
-func (q *Query) holderHits(s *shape, r *role, workers int, rate float64, inUse func(*workerModel) float64) ([]hitCase, float64) {
+func (q *Query) holderHits(s *shape, r *role, workers int, rate float64, inUse func(*openloop.Worker) float64) ([]openloop.Hit, float64) {
 	if q.CachedFraction == 0 && q.Prefixes == 0 {
 		return nil, 0
 	}
@@ -75,8 +76,8 @@ func (q *Query) holderHits(s *shape, r *role, workers int, rate float64, inUse f
 	hits := q.hitCases(float64(r.slots)-used, workers)
 	hp := 0.0
 	for _, h := range hits {
-		if h.cached > 0 {
-			hp += h.prob
+		if h.Cached > 0 {
+			hp += h.Prob
 		}
 	}
 	return hits, hp
@@ -85,11 +86,11 @@ func (q *Query) holderHits(s *shape, r *role, workers int, rate float64, inUse f
 func (q *Query) evalAggregated(s *shape, e *evaluation) {
 	r, n := s.roles[0], e.workers[0]
 	per := e.rate / float64(n)
-	hits, hp := q.holderHits(s, r, n, e.rate, func(w *workerModel) float64 { return w.solve(per).SlotsInUse })
+	hits, hp := q.holderHits(s, r, n, e.rate, func(w *openloop.Worker) float64 { return w.Solve(per).SlotsInUse })
 	e.hit = hp
 	w := s.worker(q, r, hits)
-	ld := w.solve(per)
-	e.loads = []workerLoad{ld}
+	ld := w.Solve(per)
+	e.loads = []openloop.Load{ld}
 	if !ld.Stable {
 		e.limit = ld.Limit
 		return
@@ -103,16 +104,16 @@ func (q *Query) evalAggregated(s *shape, e *evaluation) {
 	if q.CachedFraction > 0 || q.Prefixes > 0 {
 		ca2 = 1
 	}
-	e.prefill = Queue{RatePerS: per, Servers: 1, ServiceMS: ld.Prefill.packedMS, ServiceCV2: ld.Prefill.packedCV2, ArrivalCV2: ca2}.Wait()
+	e.prefill = openloop.Queue{RatePerS: per, Servers: 1, ServiceMS: ld.Prefill.PackedMS, ServiceCV2: ld.Prefill.PackedCV2, ArrivalCV2: ca2}.Wait()
 	if !e.prefill.Stable {
-		e.limit = limitPrefill
+		e.limit = openloop.LimitPrefill
 		return
 	}
 	e.ttftParts = []part{
 		{"frontend", q.FrontendMS, q.FrontendMS},
 		{"iteration in flight", ld.DecodeInFlight, ld.ITLP95MS},
 		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS},
-		{"prefill", ld.Prefill.aloneMS, ld.Prefill.aloneP95MS},
+		{"prefill", ld.Prefill.AloneMS, ld.Prefill.AloneP95MS},
 		{"wait for a batch seat", ld.Admission.MeanMS, ld.Admission.P95MS},
 	}
 	e.itlMeanMS, e.itlP95MS = ld.ITLMeanMS, ld.ITLP95MS
@@ -123,20 +124,20 @@ func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
 	np, nd := e.workers[0], e.workers[1]
 	pper, dper := e.rate/float64(np), e.rate/float64(nd)
 	dw := s.worker(q, dr, nil)
-	dl := dw.solve(dper)
+	dl := dw.Solve(dper)
 	// The prefill workers hold a prompt's KV from its prefill until its
 	// transfer ends; the transfer is computed first without the prefill's own
 	// hold, which it does not depend on.
 	tr := q.transfer(s, np, nd, e.rate)
 	e.transfer = tr
-	hits, hp := q.holderHits(s, pr, np, e.rate, func(w *workerModel) float64 {
-		ld := w.solve(pper)
-		return pper / 1000 * (ld.Prefill.aloneMS + tr.meanMS) * float64(w.need())
+	hits, hp := q.holderHits(s, pr, np, e.rate, func(w *openloop.Worker) float64 {
+		ld := w.Solve(pper)
+		return pper / 1000 * (ld.Prefill.AloneMS + tr.meanMS) * float64(w.NeedSlots())
 	})
 	e.hit = hp
 	pw := s.worker(q, pr, hits)
-	pl := pw.solve(pper)
-	e.loads = []workerLoad{pl, dl}
+	pl := pw.Solve(pper)
+	e.loads = []openloop.Load{pl, dl}
 	switch {
 	case !pl.Stable:
 		e.limit = pl.Limit
@@ -148,27 +149,27 @@ func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
 		e.limit = limitLink
 		return
 	}
-	held := pper / 1000 * (pl.Prefill.aloneMS + tr.meanMS) * float64(pw.need())
+	held := pper / 1000 * (pl.Prefill.AloneMS + tr.meanMS) * float64(pw.NeedSlots())
 	if held > float64(pr.slots) {
-		e.limit = limitKV
+		e.limit = openloop.LimitKV
 		return
 	}
 	// A prefill worker's load in the router's eyes is its prompt blocks,
 	// queued and in progress: it balances the prefill backlog, so the pool
 	// waits like one M/G/c queue (least work left is central FCFS).
-	e.prefill = Queue{RatePerS: e.rate, Servers: np, ServiceMS: pl.Prefill.packedMS, ServiceCV2: pl.Prefill.packedCV2}.Wait()
+	e.prefill = openloop.Queue{RatePerS: e.rate, Servers: np, ServiceMS: pl.Prefill.PackedMS, ServiceCV2: pl.Prefill.PackedCV2}.Wait()
 	if !e.prefill.Stable {
-		e.limit = limitPrefill
+		e.limit = openloop.LimitPrefill
 		return
 	}
 	// A prompt that waits is picked up with the others waiting: only the
 	// share that finds every worker busy batches.
-	pl.Prefill.aloneMS, pl.Prefill.aloneP95MS = pw.batchedPrefill(pper / 1000 * e.prefill.PWait)
+	pl.Prefill.AloneMS, pl.Prefill.AloneP95MS = pw.BatchedPrefill(pper / 1000 * e.prefill.PWait)
 	e.loads[0] = pl
 	e.ttftParts = []part{
 		{"frontend", q.FrontendMS, q.FrontendMS},
 		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS},
-		{"prefill", pl.Prefill.aloneMS, pl.Prefill.aloneP95MS},
+		{"prefill", pl.Prefill.AloneMS, pl.Prefill.AloneP95MS},
 		{"KV transfer", tr.meanMS, tr.p95MS},
 		{"wait for a decode seat", dl.Admission.MeanMS, dl.Admission.P95MS},
 		{"first decode step", dl.ITLMeanMS, dl.ITLP95MS},
@@ -202,7 +203,7 @@ func (q *Query) judge(e *evaluation) {
 	switch {
 	case e.ok:
 	case ir > 1 && ir >= tr:
-		e.limit = limitDecode
+		e.limit = openloop.LimitDecode
 	default:
 		e.limit = e.ttftCause()
 	}
@@ -211,18 +212,18 @@ func (q *Query) judge(e *evaluation) {
 // ttftCause names what makes TTFT long: the largest part beyond the
 // prefill itself decides between prefill compute, the link and KV slots.
 func (e *evaluation) ttftCause() string {
-	best, cause := -1.0, limitPrefill
+	best, cause := -1.0, openloop.LimitPrefill
 	for _, p := range e.ttftParts {
 		c := ""
 		switch p.name {
 		case "prefill queue", "prefill":
-			c = limitPrefill
+			c = openloop.LimitPrefill
 		case "KV transfer":
 			c = limitLink
 		case "wait for a batch seat", "wait for a decode seat":
-			c = limitKV
+			c = openloop.LimitKV
 		case "iteration in flight", "first decode step":
-			c = limitDecode
+			c = openloop.LimitDecode
 		default:
 			continue
 		}

@@ -22,7 +22,7 @@ func (q *Query) explain(c *Candidate) {
 		d.Add(pre+"batch_cap", float64(ld.BatchCap), "sequences", "min(max_num_seqs, kv slots / blocks of one request)", "min(%d, %d / %d)", r.maxSeqs, r.slots, int64(q.InputTokens+q.OutputTokens))
 		if r.name != rolePrefill {
 			w := s.worker(q, r, nil)
-			d.Add(pre+"decode_step_ms", interp(w.decodeStep, 1+ld.Batch), "ms", "engine model: one decode-only iteration of 1 + batch sequences at mean context input + output/2",
+			d.Add(pre+"decode_step_ms", w.DecodeStepAt(1+ld.Batch), "ms", "engine model: one decode-only iteration of 1 + batch sequences at mean context input + output/2",
 				"StepMS(decodes = %.3g)", 1+ld.Batch)
 			d.Add(pre+"batch", ld.Batch, "sequences", "root of B = rate_per_worker × (output tokens − 1) × ITL(B) (Little's law)",
 				"%.4g/s × %d × %.4g ms", per, q.OutputTokens-1, ld.ITLMeanMS)
@@ -32,10 +32,10 @@ func (q *Query) explain(c *Candidate) {
 				"batch %.4g, prefill share of tokens %.4g", ld.Batch, ld.MixedShare)
 		}
 		if r.name != roleDecode {
-			d.Add(pre+"prefill_ms", ld.Prefill.aloneMS, "ms", "engine model: the prompt's chunks (max_num_batched_tokens each, less the decodes sharing them), summed",
+			d.Add(pre+"prefill_ms", ld.Prefill.AloneMS, "ms", "engine model: the prompt's chunks (max_num_batched_tokens each, less the decodes sharing them), summed",
 				"%d uncached tokens in chunks of at most %d", q.InputTokens, r.budget)
 			d.Add(pre+"prefill_utilization", ld.PrefillUtil, "ratio", "rate_per_worker × GPU time per prompt when prompts queue (packed to the budget)",
-				"%.4g/s × %.4g ms", per, ld.Prefill.packedMS)
+				"%.4g/s × %.4g ms", per, ld.Prefill.PackedMS)
 			d.Add(pre+"prefill_wait_p95_ms", e.prefill.P95MS, "ms", "M/G/c (c = 1 per aggregated worker, c = workers for a prefill pool): Erlang C(c, a = rate × service), wait tail C × exp(−t/θ), θ = (1 + c_s²)/2 / (c/service − rate)",
 				"C = %.4g, mean %.4g ms", e.prefill.PWait, e.prefill.MeanMS)
 		}

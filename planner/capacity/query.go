@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"github.com/kvplan/kvplan/openloop"
 	"math"
 	"strings"
 
@@ -52,6 +53,10 @@ type Query struct {
 	// Timers builds the engine model of one worker. Required.
 	Timers TimerFactory
 }
+
+// StepTimer is the engine model's time of one iteration (openloop.StepTimer,
+// the contract of TEAM.md); *perf.Model implements it.
+type StepTimer = openloop.StepTimer
 
 // EngineSpec is one worker's engine model: what a TimerFactory is asked for.
 type EngineSpec struct {
@@ -167,11 +172,11 @@ func (q *Query) price(g *catalog.GPU) (usd float64, source string, ok bool) {
 // hitCases turns the prefix settings into hit cases for a worker whose
 // prefix cache has freeSlots tokens, serving a 1/holders share of the
 // prefixes (KV-aware routing sends a prefix back to the worker that has it).
-func (q *Query) hitCases(freeSlots float64, holders int) []hitCase {
+func (q *Query) hitCases(freeSlots float64, holders int) []openloop.Hit {
 	switch {
 	case q.CachedFraction > 0:
 		c := min(q.InputTokens-1, int(math.Round(q.CachedFraction*float64(q.InputTokens))))
-		return []hitCase{{prob: 1, cached: c}}
+		return []openloop.Hit{{Prob: 1, Cached: c}}
 	case q.Prefixes > 0:
 		ws := float64(q.Prefixes) * float64(q.PrefixTokens) / float64(max(1, holders))
 		// Uniform popularity under LRU (the independent reference model):
@@ -179,9 +184,9 @@ func (q *Query) hitCases(freeSlots float64, holders int) []hitCase {
 		p := math.Max(0, math.Min(1, freeSlots/ws))
 		c := min(q.InputTokens-1, q.PrefixTokens)
 		if p >= 1 {
-			return []hitCase{{prob: 1, cached: c}}
+			return []openloop.Hit{{Prob: 1, Cached: c}}
 		}
-		return []hitCase{{prob: p, cached: c}, {prob: 1 - p}}
+		return []openloop.Hit{{Prob: p, Cached: c}, {Prob: 1 - p}}
 	}
 	return nil
 }

@@ -138,7 +138,7 @@ func (q *Query) sizeAtRate(s *shape) *Candidate {
 	// Decode workers first: the fewest whose ITL meets the SLO on their own.
 	dw := s.worker(q, d, nil)
 	nd0, ok := smallest(1, hiD, func(n int) bool {
-		ld := dw.solve(λ / float64(n))
+		ld := dw.Solve(λ / float64(n))
 		return ld.Stable && ld.ITLP95MS <= q.ITLP95MS
 	})
 	if !ok {

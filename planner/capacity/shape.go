@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"github.com/kvplan/kvplan/openloop"
 	"math"
 	"slices"
 
@@ -41,7 +42,7 @@ type role struct {
 	fits        bool   // the weights fit and leave room for one request's KV
 	memoryWhy   string // why not
 
-	models map[int]*workerModel // by quantized prefix-hit probability
+	models map[int]*openloop.Worker // by quantized prefix-hit probability
 }
 
 // shape is a candidate without its worker counts.
@@ -66,16 +67,17 @@ func (s *shape) name() string {
 }
 
 // worker returns the role's worker model for the given hit cases.
-func (s *shape) worker(q *Query, r *role, hits []hitCase) *workerModel {
+func (s *shape) worker(q *Query, r *role, hits []openloop.Hit) *openloop.Worker {
 	key := -1
 	if len(hits) > 0 {
-		key = int(math.Round(hits[0].prob * 256))
+		key = int(math.Round(hits[0].Prob * 256))
 	}
 	if w, ok := r.models[key]; ok {
 		return w
 	}
-	w := newWorkerModel(r.timer, q.InputTokens, q.OutputTokens, r.budget, r.maxSeqs, r.slots, r.block,
-		r.name != roleDecode, r.name != rolePrefill, hits)
+	w := openloop.NewWorker(openloop.Config{Step: r.timer, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
+		MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs, KVSlots: r.slots, BlockSize: r.block,
+		Prefills: r.name != roleDecode, Decodes: r.name != rolePrefill, Hits: hits})
 	r.models[key] = w
 	return w
 }
@@ -116,7 +118,7 @@ func (q *Query) newRole(name string, m *catalog.Model, g *catalog.GPU, tp, budge
 		return nil, err
 	}
 	r := &role{name: name, gpu: g, tp: tp, budget: budget, maxModelLen: q.maxModelLen(), block: q.Engine.DefaultBlockSize,
-		timer: timer, note: note, models: map[int]*workerModel{}}
+		timer: timer, note: note, models: map[int]*openloop.Worker{}}
 	r.usd, r.priceSource, r.priceOK = q.price(g)
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
 		Model: m, KV: models.KVOptions{KVDtype: kvdtype, TP: tp}, GPU: g, Engine: q.Engine,

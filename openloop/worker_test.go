@@ -1,4 +1,4 @@
-package capacity
+package openloop
 
 import (
 	"math"
@@ -32,8 +32,8 @@ func TestDecodeWorker(t *testing.T) {
 	// sequence per ms of ITL. ITL(B) = 10 + 0.5 (1 + B), so
 	// B = 10.5 + 0.5 B → B = 21, ITL = 21 ms. A sequence sees 1 + N,
 	// N ~ Poisson(21), whose 95th percentile is 29: ITL p95 = 10 + 0.5 × 30 = 25 ms.
-	w := newWorkerModel(affineStep{fixedMS: 10, perDecodeMS: 0.5}, 1000, 101, 8192, 1024, 10_000_000, 16, false, true, nil)
-	ld := w.solve(10)
+	w := newTestWorker(affineStep{fixedMS: 10, perDecodeMS: 0.5}, 1000, 101, 8192, 1024, 10_000_000, 16, false, true, nil)
+	ld := w.Solve(10)
 	if !ld.Stable {
 		t.Fatalf("want stable, got %+v", ld)
 	}
@@ -42,7 +42,7 @@ func TestDecodeWorker(t *testing.T) {
 	}
 	// The same worker at 20 requests/s: B = 2 (10.5 + 0.5 B) → B = 21 + B: no
 	// steady state at any batch; decode cannot keep up.
-	if ld := w.solve(20); ld.Stable || ld.Limit != limitDecode {
+	if ld := w.Solve(20); ld.Stable || ld.Limit != LimitDecode {
 		t.Errorf("at 20/s want unstable, decode-bound; got %+v", ld)
 	}
 }
@@ -50,15 +50,15 @@ func TestDecodeWorker(t *testing.T) {
 func TestDecodeWorkerKVBound(t *testing.T) {
 	// 1,200 slots per sequence (1000 + 101 rounded up to blocks of 100) in
 	// 6,000 slots: 5 seats. At 10/s B would be 21: more than the seats.
-	w := newWorkerModel(affineStep{fixedMS: 10, perDecodeMS: 0.5}, 1000, 101, 8192, 1024, 6000, 100, false, true, nil)
-	if got := w.batchCap(); got != 5 {
+	w := newTestWorker(affineStep{fixedMS: 10, perDecodeMS: 0.5}, 1000, 101, 8192, 1024, 6000, 100, false, true, nil)
+	if got := w.BatchCap(); got != 5 {
 		t.Fatalf("batch cap %d, want 5", got)
 	}
-	if ld := w.solve(10); ld.Stable || ld.Limit != limitKV {
+	if ld := w.Solve(10); ld.Stable || ld.Limit != LimitKV {
 		t.Errorf("want KV-bound, got %+v", ld)
 	}
 	// At 1/s: B = 0.1 × (10.5 + 0.5 B) → B = 1.05/0.95 = 1.1053; 5 seats hold it.
-	ld := w.solve(1)
+	ld := w.Solve(1)
 	if !ld.Stable || math.Abs(ld.Batch-1.05/0.95) > 1e-4 {
 		t.Errorf("at 1/s want B = 1.1053, got %+v", ld)
 	}
@@ -77,8 +77,8 @@ func TestAggregatedWorker(t *testing.T) {
 	// u = λ × 110 ms = 0.11 of the time carries prefill, so
 	//   ITL = 1 / (0.11/110 + 0.89/(10.5 + 0.5 B)),  B = 0.1/ms × ITL,
 	// i.e. 0.0005 B² + 0.8505 B − 1.05 = 0.
-	w := newWorkerModel(affineStep{fixedMS: 10, perDecodeMS: 0.5, prefillMS: 110}, 1000, 101, 1500, 1024, 10_000_000, 16, true, true, nil)
-	ld := w.solve(1)
+	w := newTestWorker(affineStep{fixedMS: 10, perDecodeMS: 0.5, prefillMS: 110}, 1000, 101, 1500, 1024, 10_000_000, 16, true, true, nil)
+	ld := w.Solve(1)
 	B := (-0.8505 + math.Sqrt(0.8505*0.8505+4*0.0005*1.05)) / (2 * 0.0005)
 	itl := B / 0.1
 	if !ld.Stable || math.Abs(ld.Batch-B) > 1e-5 || math.Abs(ld.ITLMeanMS-itl) > 1e-4 {
@@ -91,7 +91,7 @@ func TestAggregatedWorker(t *testing.T) {
 		t.Errorf("mixed share %g p95 %g, want %g, 12", ld.MixedShare, ld.ITLP95MS, share)
 	}
 	// At 10/s prefill takes 1.1 s of every second: saturated.
-	if ld := w.solve(10); ld.Stable || ld.Limit != limitPrefill {
+	if ld := w.Solve(10); ld.Stable || ld.Limit != LimitPrefill {
 		t.Errorf("at 10/s want prefill-bound, got %+v", ld)
 	}
 }
@@ -102,23 +102,29 @@ func TestPrefillChunks(t *testing.T) {
 	// 10 + 0.1 × 200 + 0.5 × 100 = 80 ms and one of 100 tokens (70 ms): 470 ms
 	// alone. Queued, the short chunk shares its iteration with the next
 	// prompt: 1100/200 full chunks = 440 ms of GPU time.
-	w := newWorkerModel(affineStep{fixedMS: 10, perPrefillTokenMS: 0.1, perDecodeMS: 0.5}, 1300, 10, 300, 1024, 1e9, 16, true, true,
-		[]hitCase{{prob: 1, cached: 200}})
+	w := newTestWorker(affineStep{fixedMS: 10, perPrefillTokenMS: 0.1, perDecodeMS: 0.5}, 1300, 10, 300, 1024, 1e9, 16, true, true,
+		[]Hit{{Prob: 1, Cached: 200}})
 	c := w.prefill(100)[0]
 	if c.chunks != 6 || math.Abs(c.aloneMS-470) > 1e-9 || math.Abs(c.packedMS-440) > 1e-9 {
 		t.Errorf("got %+v, want 6 chunks, 470 ms alone, 440 ms packed", c)
 	}
 	// Short prompts pack: 100-token prompts in a 1,000 budget, nothing decoding:
 	// 10 of them in one iteration of 10 + 0.1 × 1000 = 110 ms, 11 ms each; alone 20 ms.
-	w = newWorkerModel(affineStep{fixedMS: 10, perPrefillTokenMS: 0.1}, 100, 10, 1000, 1024, 1e9, 16, true, false, nil)
+	w = newTestWorker(affineStep{fixedMS: 10, perPrefillTokenMS: 0.1}, 100, 10, 1000, 1024, 1e9, 16, true, false, nil)
 	if c := w.prefill(0)[0]; c.chunks != 1 || math.Abs(c.aloneMS-20) > 1e-9 || math.Abs(c.packedMS-11) > 1e-9 {
 		t.Errorf("got %+v, want alone 20 ms, packed 11 ms", c)
 	}
 	// Half the prompts hit a 50-token prefix: 15 ms alone, the others 20 ms;
 	// the p95 prompt is a miss.
-	w = newWorkerModel(affineStep{fixedMS: 10, perPrefillTokenMS: 0.1}, 100, 10, 100, 1024, 1e9, 16, true, false,
-		[]hitCase{{prob: 0.5, cached: 50}, {prob: 0.5}})
-	if m := w.prefillAt(0); math.Abs(m.aloneMS-17.5) > 1e-9 || m.aloneP95MS != 20 {
+	w = newTestWorker(affineStep{fixedMS: 10, perPrefillTokenMS: 0.1}, 100, 10, 100, 1024, 1e9, 16, true, false,
+		[]Hit{{Prob: 0.5, Cached: 50}, {Prob: 0.5}})
+	if m := w.PrefillAt(0); math.Abs(m.AloneMS-17.5) > 1e-9 || m.AloneP95MS != 20 {
 		t.Errorf("got %+v, want mean 17.5 ms, p95 20 ms", m)
 	}
+}
+
+// newTestWorker is NewWorker with the configuration in a line.
+func newTestWorker(step StepTimer, isl, osl, budget, maxSeqs int, slots int64, block int, prefills, decodes bool, hits []Hit) *Worker {
+	return NewWorker(Config{Step: step, InputTokens: isl, OutputTokens: osl, MaxNumBatchedTokens: budget, MaxNumSeqs: maxSeqs,
+		KVSlots: slots, BlockSize: block, Prefills: prefills, Decodes: decodes, Hits: hits})
 }

@@ -1,4 +1,13 @@
-package capacity
+// Package openloop is an engine under an open load: requests arriving at a
+// rate (Poisson), served by a worker that batches them the way vLLM V1
+// does (chunked prefill within max_num_batched_tokens, max_num_seqs, KV
+// seats), priced by any step-time model. It gives the steady state of a
+// worker (the decode batch by Little's law, ITL and its 95th percentile,
+// the GPU time prefill takes, the wait for a batch seat) and the queueing
+// arithmetic (Erlang C, Allen–Cunneen, Poisson percentiles) the capacity
+// search and the planner build on. It imports nothing of the project: the
+// step-time model comes in through StepTimer.
+package openloop
 
 import (
 	"math"
@@ -15,17 +24,17 @@ type StepTimer interface {
 	StepMS(prefillTokens, prefillContext, decodeContext []int) float64
 }
 
-// hitCase is one way a request finds its prefix: with probability prob its
+// Hit is one way a request finds its prefix: with probability Prob its
 // first cached tokens are in the worker's prefix cache.
-type hitCase struct {
-	prob   float64
-	cached int
+type Hit struct {
+	Prob   float64
+	Cached int
 }
 
-// workerModel is one worker of a pool: its engine model, the workload and
+// Worker is one worker of a pool: its engine model, the workload and
 // its scheduling limits. Step times depend only on the batch, so they are
 // computed once per batch size and reused at every rate the search tries.
-type workerModel struct {
+type Worker struct {
 	step     StepTimer
 	isl, osl int
 	budget   int   // max_num_batched_tokens: tokens per iteration
@@ -34,7 +43,7 @@ type workerModel struct {
 	block    int   // tokens per KV block
 	prefills bool  // runs prefill (aggregated worker or prefill worker)
 	decodes  bool  // runs decode (aggregated worker or decode worker)
-	hits     []hitCase
+	hits     []Hit
 
 	dec     []float64         // dec[b]: a decode-only iteration of b sequences; NaN = not yet computed
 	alone   map[int][]chunked // per batch b of decodes riding along: per hit case
@@ -55,17 +64,37 @@ type chunked struct {
 	batchMS []float64
 }
 
-func newWorkerModel(step StepTimer, isl, osl, budget, maxSeqs int, slots int64, block int, prefills, decodes bool, hits []hitCase) *workerModel {
-	if len(hits) == 0 {
-		hits = []hitCase{{prob: 1}}
-	}
-	return &workerModel{step: step, isl: isl, osl: osl, budget: budget, maxSeqs: maxSeqs, slots: slots,
-		block: max(1, block), prefills: prefills, decodes: decodes, hits: hits, alone: map[int][]chunked{}}
+// Config describes a worker.
+type Config struct {
+	Step                StepTimer
+	InputTokens         int   // prompt tokens per request
+	OutputTokens        int   // output tokens per request
+	MaxNumBatchedTokens int   // tokens per iteration (the chunked-prefill budget)
+	MaxNumSeqs          int   // sequences running at once
+	KVSlots             int64 // KV tokens the worker holds (the memory model's slots)
+	BlockSize           int   // tokens per KV block; 0 = 16
+	Prefills            bool  // runs prefill: an aggregated or a prefill worker
+	Decodes             bool  // runs decode: an aggregated or a decode worker
+	Hits                []Hit // how requests find their prefix cached; none = no prefix reuse
 }
 
-// need is the KV slots a running sequence reserves: the blocks of its whole
+// NewWorker builds a worker from c.
+func NewWorker(c Config) *Worker {
+	hits := c.Hits
+	if len(hits) == 0 {
+		hits = []Hit{{Prob: 1}}
+	}
+	block := c.BlockSize
+	if block <= 0 {
+		block = 16
+	}
+	return &Worker{step: c.Step, isl: c.InputTokens, osl: c.OutputTokens, budget: c.MaxNumBatchedTokens, maxSeqs: c.MaxNumSeqs,
+		slots: c.KVSlots, block: block, prefills: c.Prefills, decodes: c.Decodes, hits: hits, alone: map[int][]chunked{}}
+}
+
+// NeedSlots is the KV slots a running sequence reserves: the blocks of its whole
 // prompt and output (a decode worker) or of its prompt (a prefill worker).
-func (w *workerModel) need() int64 {
+func (w *Worker) NeedSlots() int64 {
 	n := w.isl
 	if w.decodes {
 		n += w.osl
@@ -73,16 +102,16 @@ func (w *workerModel) need() int64 {
 	return int64((n + w.block - 1) / w.block * w.block)
 }
 
-// batchCap is the most sequences the worker runs at once: max_num_seqs, or
+// BatchCap is the most sequences the worker runs at once: max_num_seqs, or
 // as many as the KV slots hold, whichever is smaller.
-func (w *workerModel) batchCap() int {
-	return int(min(int64(w.maxSeqs), w.slots/w.need()))
+func (w *Worker) BatchCap() int {
+	return int(min(int64(w.maxSeqs), w.slots/w.NeedSlots()))
 }
 
-// decodeStep is the time of an iteration that advances b decoding
+// DecodeStepMS is the time of an iteration that advances b decoding
 // sequences, their contexts spread evenly over the output (isl + (j + ½) ×
 // osl / b tokens), so their mean is isl + osl/2.
-func (w *workerModel) decodeStep(b int) float64 {
+func (w *Worker) DecodeStepMS(b int) float64 {
 	if b <= 0 {
 		return 0
 	}
@@ -97,7 +126,7 @@ func (w *workerModel) decodeStep(b int) float64 {
 	return v
 }
 
-func (w *workerModel) contexts(b int) []int {
+func (w *Worker) contexts(b int) []int {
 	if cap(w.ctxBuf) < b {
 		w.ctxBuf = make([]int, b, 2*b)
 	}
@@ -110,7 +139,7 @@ func (w *workerModel) contexts(b int) []int {
 
 // prefill returns, per hit case, a prompt's prefill with b sequences decoding
 // in the same iterations (b = 0 on a prefill worker).
-func (w *workerModel) prefill(b int) []chunked {
+func (w *Worker) prefill(b int) []chunked {
 	if c, ok := w.alone[b]; ok {
 		return c
 	}
@@ -121,9 +150,9 @@ func (w *workerModel) prefill(b int) []chunked {
 	room := max(1, w.budget-b) // every decoding sequence takes one token of the budget
 	out := make([]chunked, len(w.hits))
 	for i, h := range w.hits {
-		p := w.isl - h.cached
+		p := w.isl - h.Cached
 		var c chunked
-		for ctx, left := h.cached, p; left > 0; {
+		for ctx, left := h.Cached, p; left > 0; {
 			n := min(left, room)
 			w.oneTok[0], w.oneCtx[0] = n, ctx
 			c.aloneMS += w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
@@ -136,7 +165,7 @@ func (w *workerModel) prefill(b int) []chunked {
 			// Queued prompts fill every iteration to the budget: a prompt's
 			// last, short chunk shares its iteration with the next prompt,
 			// so a prompt costs p/room full chunks at its mean context.
-			w.oneTok[0], w.oneCtx[0] = room, h.cached+max(0, p-room)/2
+			w.oneTok[0], w.oneCtx[0] = room, h.Cached+max(0, p-room)/2
 			c.packedMS = float64(p) / float64(room) * w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
 		}
 		if k := room / max(1, p); k > 1 {
@@ -144,7 +173,7 @@ func (w *workerModel) prefill(b int) []chunked {
 			w.packTok, w.packCtx = w.packTok[:0], w.packCtx[:0]
 			c.batchMS = make([]float64, 0, min(k, 64))
 			for n := 1; n <= k; n++ {
-				w.packTok, w.packCtx = append(w.packTok, p), append(w.packCtx, h.cached)
+				w.packTok, w.packCtx = append(w.packTok, p), append(w.packCtx, h.Cached)
 				if n <= 64 || n == k {
 					c.batchMS = append(c.batchMS, w.step.StepMS(w.packTok, w.packCtx, dctx))
 				}
@@ -157,6 +186,9 @@ func (w *workerModel) prefill(b int) []chunked {
 	return out
 }
 
+// DecodeStepAt is DecodeStepMS at a fractional batch b.
+func (w *Worker) DecodeStepAt(b float64) float64 { return interp(w.DecodeStepMS, b) }
+
 // interp evaluates f, defined on whole batches, at a fractional batch x by
 // linear interpolation.
 func interp(f func(int) float64, x float64) float64 {
@@ -168,19 +200,22 @@ func interp(f func(int) float64, x float64) float64 {
 	return f(lo)*(1-fr) + f(lo+1)*fr
 }
 
-// prefillMix is the mean of the hit cases of a prompt's prefill at batch b.
-type prefillMix struct {
-	aloneMS, chunkMS, packedMS, packedCV2 float64
-	aloneP95MS                            float64 // the slowest case at least 5% of prompts take
+// Prefill is the mean of the hit cases of a prompt's prefill at batch b.
+type Prefill struct {
+	AloneMS    float64 // the prompt's own prefill: its chunks' iterations, summed
+	ChunkMS    float64 // one of its chunk iterations
+	PackedMS   float64 // GPU time per prompt when prompts queue (iterations packed to the budget)
+	PackedCV2  float64 // squared coefficient of variation of PackedMS over the hit cases
+	AloneP95MS float64 // the slowest case at least 5% of prompts take
 }
 
-// batchedPrefill is a prompt's own prefill time on a prefill worker where
+// BatchedPrefill is a prompt's own prefill time on a prefill worker where
 // prompts queue at lam per ms (the rate that finds the worker busy):
 // prompts short enough to share an iteration do, n of them at a time,
 // n = 1 + lam × T(n) (those that queue during an iteration join the next),
 // at most what the budget holds; the prompt's time is then that
 // iteration's, T(n), not its time alone.
-func (w *workerModel) batchedPrefill(lam float64) (mean, p95 float64) {
+func (w *Worker) BatchedPrefill(lam float64) (mean, p95 float64) {
 	cs := w.prefill(0)
 	var worst float64
 	for i, c := range cs {
@@ -209,27 +244,29 @@ func (w *workerModel) batchedPrefill(lam float64) (mean, p95 float64) {
 			}
 			t = at(n)
 		}
-		mean += w.hits[i].prob * t
-		if w.hits[i].prob >= 0.05 || i == 0 {
+		mean += w.hits[i].Prob * t
+		if w.hits[i].Prob >= 0.05 || i == 0 {
 			worst = math.Max(worst, t)
 		}
 	}
 	return mean, worst
 }
 
-func (w *workerModel) prefillAt(b int) prefillMix {
+// PrefillAt is a prompt's prefill, averaged over the hit cases, with b
+// sequences decoding in the same iterations.
+func (w *Worker) PrefillAt(b int) Prefill {
 	cs := w.prefill(b)
-	var m prefillMix
+	var m Prefill
 	var sq float64
 	for i, c := range cs {
-		p := w.hits[i].prob
-		m.aloneMS += p * c.aloneMS
-		m.chunkMS += p * c.aloneMS / float64(max(1, c.chunks))
-		m.packedMS += p * c.packedMS
+		p := w.hits[i].Prob
+		m.AloneMS += p * c.aloneMS
+		m.ChunkMS += p * c.aloneMS / float64(max(1, c.chunks))
+		m.PackedMS += p * c.packedMS
 		sq += p * c.packedMS * c.packedMS
 	}
-	if m.packedMS > 0 {
-		m.packedCV2 = math.Max(0, sq/(m.packedMS*m.packedMS)-1)
+	if m.PackedMS > 0 {
+		m.PackedCV2 = math.Max(0, sq/(m.PackedMS*m.PackedMS)-1)
 	}
 	// p95 of a discrete mixture: the largest case whose tail mass ≥ 5%.
 	idx := make([]int, len(cs))
@@ -239,8 +276,8 @@ func (w *workerModel) prefillAt(b int) prefillMix {
 	sort.Slice(idx, func(a, b int) bool { return cs[idx[a]].aloneMS > cs[idx[b]].aloneMS })
 	tail := 0.0
 	for _, i := range idx {
-		tail += w.hits[i].prob
-		m.aloneP95MS = cs[i].aloneMS
+		tail += w.hits[i].Prob
+		m.AloneP95MS = cs[i].aloneMS
 		if tail >= 0.05 {
 			break
 		}
@@ -248,25 +285,25 @@ func (w *workerModel) prefillAt(b int) prefillMix {
 	return m
 }
 
-func (w *workerModel) prefillAtF(x float64) prefillMix {
+func (w *Worker) prefillAtF(x float64) Prefill {
 	lo := int(math.Floor(x))
 	fr := x - float64(lo)
-	a := w.prefillAt(lo)
+	a := w.PrefillAt(lo)
 	if fr == 0 {
 		return a
 	}
-	b := w.prefillAt(lo + 1)
+	b := w.PrefillAt(lo + 1)
 	mix := func(u, v float64) float64 { return u*(1-fr) + v*fr }
-	return prefillMix{mix(a.aloneMS, b.aloneMS), mix(a.chunkMS, b.chunkMS), mix(a.packedMS, b.packedMS),
-		mix(a.packedCV2, b.packedCV2), mix(a.aloneP95MS, b.aloneP95MS)}
+	return Prefill{mix(a.AloneMS, b.AloneMS), mix(a.ChunkMS, b.ChunkMS), mix(a.PackedMS, b.PackedMS),
+		mix(a.PackedCV2, b.PackedCV2), mix(a.AloneP95MS, b.AloneP95MS)}
 }
 
-// workerLoad is a worker at a request rate: the steady state of its batch
+// Load is a worker at a request rate: the steady state of its batch
 // and what a request sees.
-type workerLoad struct {
+type Load struct {
 	RatePerS float64
 	Stable   bool
-	Limit    string // why it is not stable: limitPrefill, limitDecode or limitKV
+	Limit    string // why it is not stable: LimitPrefill, LimitDecode or LimitKV
 
 	Batch    float64 // mean decoding sequences (Little: rate × (osl − 1) × ITL)
 	BatchCap int     // max_num_seqs or what the KV slots hold
@@ -275,24 +312,21 @@ type workerLoad struct {
 	ITLMeanMS, ITLP95MS float64
 	MixedShare          float64 // share of a sequence's tokens that come from iterations carrying prefill
 
-	Prefill        prefillMix // at the mean batch
+	Prefill        Prefill // at the mean batch
 	PrefillUtil    float64    // rate × packed prefill time: the GPU time prefill takes
 	Admission      Wait       // waiting for a batch seat (KV slots or max_num_seqs)
 	SlotsInUse     float64    // mean KV slots held by running sequences, tokens
 	DecodeInFlight float64    // mean iteration in flight when a request arrives (half an ITL)
 }
 
-// Reasons a candidate fails or what bounds its capacity (JSON limited_by).
+// Why a worker has no steady state at a rate (Load.Limit).
 const (
-	limitPrefill = "prefill compute"
-	limitDecode  = "decode ITL"
-	limitKV      = "KV slots"
-	limitLink    = "link"
-	limitMemory  = "memory"
-	limitGPUs    = "max GPUs"
+	LimitPrefill = "prefill compute" // prefill alone takes all the GPU's time
+	LimitDecode  = "decode ITL"      // the batch the rate needs makes iterations too slow to carry it
+	LimitKV      = "KV slots"        // the KV slots seat fewer sequences than the rate keeps running
 )
 
-// solve finds the worker's steady state at ratePerS requests per second.
+// Solve finds the worker's steady state at ratePerS requests per second.
 //
 // Decode: a request decodes for osl − 1 iterations after its first token,
 // so by Little's law the mean number decoding is B = λ (osl − 1) × ITL,
@@ -309,31 +343,31 @@ const (
 //
 // B is the root of λ (osl − 1) ITL(B) − B, found by bisection; when it
 // lies beyond the batch cap the worker cannot hold the load.
-func (w *workerModel) solve(ratePerS float64) workerLoad {
+func (w *Worker) Solve(ratePerS float64) Load {
 	lam := ratePerS / 1000
-	ld := workerLoad{RatePerS: ratePerS, BatchCap: w.batchCap()}
-	ld.KVBound = w.slots/w.need() < int64(w.maxSeqs)
+	ld := Load{RatePerS: ratePerS, BatchCap: w.BatchCap()}
+	ld.KVBound = w.slots/w.NeedSlots() < int64(w.maxSeqs)
 	if ld.BatchCap < 1 {
-		ld.Limit = limitKV
+		ld.Limit = LimitKV
 		return ld
 	}
 	if !w.decodes {
 		return w.solvePrefillOnly(ld, lam)
 	}
-	itl := func(B float64) (itlMS, share float64, pm prefillMix, prefillOK bool) {
+	itl := func(B float64) (itlMS, share float64, pm Prefill, prefillOK bool) {
 		b := 1 + B
-		sd := interp(w.decodeStep, b)
+		sd := interp(w.DecodeStepMS, b)
 		if !w.prefills {
-			return sd, 0, prefillMix{}, true
+			return sd, 0, Prefill{}, true
 		}
 		pm = w.prefillAtF(B) // the prompt shares iterations with B decoding sequences
-		if lam*pm.packedMS >= 1 {
+		if lam*pm.PackedMS >= 1 {
 			return math.Inf(1), 1, pm, false
 		}
-		u := math.Min(1, math.Max(lam*pm.packedMS, -math.Expm1(-lam*pm.aloneMS)))
-		rate := u/pm.chunkMS + (1-u)/sd
+		u := math.Min(1, math.Max(lam*pm.PackedMS, -math.Expm1(-lam*pm.AloneMS)))
+		rate := u/pm.ChunkMS + (1-u)/sd
 		itlMS = 1 / rate
-		return itlMS, u / pm.chunkMS * itlMS, pm, true
+		return itlMS, u / pm.ChunkMS * itlMS, pm, true
 	}
 	g := func(B float64) float64 {
 		t, _, _, ok := itl(B)
@@ -389,11 +423,11 @@ func (w *workerModel) solve(ratePerS float64) workerLoad {
 	t, share, pm, ok := itl(B)
 	ld.ITLMeanMS, ld.MixedShare, ld.Prefill = t, share, pm
 	if w.prefills {
-		ld.PrefillUtil = lam * pm.packedMS
+		ld.PrefillUtil = lam * pm.PackedMS
 	}
 	if !ok || ld.Limit != "" {
 		if ld.Limit == "" {
-			ld.Limit = limitPrefill
+			ld.Limit = LimitPrefill
 		}
 		ld.ITLMeanMS, ld.ITLP95MS = math.Inf(1), math.Inf(1)
 		return ld
@@ -401,13 +435,13 @@ func (w *workerModel) solve(ratePerS float64) workerLoad {
 	ld.ITLP95MS = w.itlP95(B, share, ld.BatchCap)
 	ld.DecodeInFlight = t / 2
 	// Seats: a request holds its seat (and KV) from admission to its last token.
-	seat := float64(w.osl-1)*t + pm.aloneMS
+	seat := float64(w.osl-1)*t + pm.AloneMS
 	ld.Admission = Queue{RatePerS: ratePerS, Servers: ld.BatchCap, ServiceMS: seat}.Wait()
-	ld.SlotsInUse = lam * seat * float64(w.need())
+	ld.SlotsInUse = lam * seat * float64(w.NeedSlots())
 	if !ld.Admission.Stable {
-		ld.Limit = limitKV
+		ld.Limit = LimitKV
 		if !ld.KVBound {
-			ld.Limit = limitDecode
+			ld.Limit = LimitDecode
 		}
 		return ld
 	}
@@ -419,33 +453,33 @@ func (w *workerModel) solve(ratePerS float64) workerLoad {
 // top: prefill compute when prefill alone fills the GPU, the seats (KV slots,
 // or max_num_seqs) when a bigger batch would carry the load, else decode
 // compute (ITL grows faster than the batch it serves).
-func (w *workerModel) saturation(g func(float64) float64, itl func(float64) (float64, float64, prefillMix, bool), lam, top float64) string {
+func (w *Worker) saturation(g func(float64) float64, itl func(float64) (float64, float64, Prefill, bool), lam, top float64) string {
 	_, share, pm, ok := itl(top)
-	if !ok || lam*pm.packedMS >= 1 {
-		return limitPrefill
+	if !ok || lam*pm.PackedMS >= 1 {
+		return LimitPrefill
 	}
 	for x := 2 * (top + 1); x <= 64*(top+1); x *= 2 {
 		if g(x) <= 0 {
-			if w.slots/w.need() < int64(w.maxSeqs) {
-				return limitKV
+			if w.slots/w.NeedSlots() < int64(w.maxSeqs) {
+				return LimitKV
 			}
-			return limitDecode
+			return LimitDecode
 		}
 	}
 	if share > 0.5 {
-		return limitPrefill
+		return LimitPrefill
 	}
-	return limitDecode
+	return LimitDecode
 }
 
 // solvePrefillOnly is a prefill worker: prompts one after another (packed
 // when they are short), nothing decoding alongside.
-func (w *workerModel) solvePrefillOnly(ld workerLoad, lam float64) workerLoad {
-	pm := w.prefillAt(0)
+func (w *Worker) solvePrefillOnly(ld Load, lam float64) Load {
+	pm := w.PrefillAt(0)
 	ld.Prefill = pm
-	ld.PrefillUtil = lam * pm.packedMS
+	ld.PrefillUtil = lam * pm.PackedMS
 	if ld.PrefillUtil >= 1 {
-		ld.Limit = limitPrefill
+		ld.Limit = LimitPrefill
 		return ld
 	}
 	ld.Stable = true
@@ -455,7 +489,7 @@ func (w *workerModel) solvePrefillOnly(ld workerLoad, lam float64) workerLoad {
 // itlP95 is the 95th percentile of the gaps between a sequence's tokens: a
 // gap is an iteration of 1 + N sequences, N ~ Poisson(B) capped at the
 // batch cap, which carries a prefill chunk with probability share.
-func (w *workerModel) itlP95(B, share float64, batchCap int) float64 {
+func (w *Worker) itlP95(B, share float64, batchCap int) float64 {
 	top := min(batchCap-1, PoissonQuantile(B, 0.9999)+1)
 	pmf := make([]float64, top+1)
 	PoissonPMF(B, pmf)
@@ -466,9 +500,9 @@ func (w *workerModel) itlP95(B, share float64, batchCap int) float64 {
 			continue
 		}
 		b := 1 + n
-		gaps = append(gaps, gap{w.decodeStep(b), p * (1 - share)})
+		gaps = append(gaps, gap{w.DecodeStepMS(b), p * (1 - share)})
 		if share > 0 {
-			gaps = append(gaps, gap{w.prefillAt(b).chunkMS, p * share})
+			gaps = append(gaps, gap{w.PrefillAt(b).ChunkMS, p * share})
 		}
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i].ms > gaps[j].ms })
