@@ -313,10 +313,10 @@ type Load struct {
 	MixedShare          float64 // share of a sequence's tokens that come from iterations carrying prefill
 
 	Prefill        Prefill // at the mean batch
-	PrefillUtil    float64    // rate × packed prefill time: the GPU time prefill takes
-	Admission      Wait       // waiting for a batch seat (KV slots or max_num_seqs)
-	SlotsInUse     float64    // mean KV slots held by running sequences, tokens
-	DecodeInFlight float64    // mean iteration in flight when a request arrives (half an ITL)
+	PrefillUtil    float64 // rate × packed prefill time: the GPU time prefill takes
+	Admission      Wait    // waiting for a batch seat (KV slots or max_num_seqs)
+	SlotsInUse     float64 // mean KV slots held by running sequences, tokens
+	DecodeInFlight float64 // mean iteration in flight when a request arrives (half an ITL)
 }
 
 // Why a worker has no steady state at a rate (Load.Limit).
