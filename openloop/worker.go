@@ -43,6 +43,7 @@ type Worker struct {
 	block    int   // tokens per KV block
 	prefills bool  // runs prefill (aggregated worker or prefill worker)
 	decodes  bool  // runs decode (aggregated worker or decode worker)
+	separate bool  // prefill iterations carry no decodes
 	hits     []Hit
 
 	dec     []float64         // dec[b]: a decode-only iteration of b sequences; NaN = not yet computed
@@ -76,6 +77,10 @@ type Config struct {
 	Prefills            bool  // runs prefill: an aggregated or a prefill worker
 	Decodes             bool  // runs decode: an aggregated or a decode worker
 	Hits                []Hit // how requests find their prefix cached; none = no prefix reuse
+	// SeparatePrefill: prefill batches run alone and decoding waits (SGLang's
+	// default); otherwise decodes and prefill chunks share iterations (vLLM,
+	// TensorRT-LLM).
+	SeparatePrefill bool
 }
 
 // NewWorker builds a worker from c.
@@ -89,7 +94,7 @@ func NewWorker(c Config) *Worker {
 		block = 16
 	}
 	return &Worker{step: c.Step, isl: c.InputTokens, osl: c.OutputTokens, budget: c.MaxNumBatchedTokens, maxSeqs: c.MaxNumSeqs,
-		slots: c.KVSlots, block: block, prefills: c.Prefills, decodes: c.Decodes, hits: hits, alone: map[int][]chunked{}}
+		slots: c.KVSlots, block: block, prefills: c.Prefills, decodes: c.Decodes, separate: c.SeparatePrefill, hits: hits, alone: map[int][]chunked{}}
 }
 
 // NeedSlots is the KV slots a running sequence reserves: the blocks of its whole
@@ -140,6 +145,9 @@ func (w *Worker) contexts(b int) []int {
 // prefill returns, per hit case, a prompt's prefill with b sequences decoding
 // in the same iterations (b = 0 on a prefill worker).
 func (w *Worker) prefill(b int) []chunked {
+	if w.separate {
+		b = 0 // prefill batches run alone
+	}
 	if c, ok := w.alone[b]; ok {
 		return c
 	}
@@ -365,6 +373,16 @@ func (w *Worker) Solve(ratePerS float64) Load {
 			return math.Inf(1), 1, pm, false
 		}
 		u := math.Min(1, math.Max(lam*pm.PackedMS, -math.Expm1(-lam*pm.AloneMS)))
+		if w.separate {
+			// Decoding waits while prefill runs: tokens come only from the
+			// decode iterations, (1 − u)/S_d of them per ms, and a share of
+			// the gaps holds a prefill iteration.
+			if u >= 1 {
+				return math.Inf(1), 1, pm, false
+			}
+			itlMS = sd / (1 - u)
+			return itlMS, math.Min(1, u/pm.ChunkMS*sd/(1-u)), pm, true
+		}
 		rate := u/pm.ChunkMS + (1-u)/sd
 		itlMS = 1 / rate
 		return itlMS, u / pm.ChunkMS * itlMS, pm, true
@@ -488,7 +506,8 @@ func (w *Worker) solvePrefillOnly(ld Load, lam float64) Load {
 
 // itlP95 is the 95th percentile of the gaps between a sequence's tokens: a
 // gap is an iteration of 1 + N sequences, N ~ Poisson(B) capped at the
-// batch cap, which carries a prefill chunk with probability share.
+// batch cap, which carries a prefill chunk with probability share (with
+// SeparatePrefill, a prefill iteration runs before it instead).
 func (w *Worker) itlP95(B, share float64, batchCap int) float64 {
 	top := min(batchCap-1, PoissonQuantile(B, 0.9999)+1)
 	pmf := make([]float64, top+1)
@@ -501,7 +520,10 @@ func (w *Worker) itlP95(B, share float64, batchCap int) float64 {
 		}
 		b := 1 + n
 		gaps = append(gaps, gap{w.DecodeStepMS(b), p * (1 - share)})
-		if share > 0 {
+		switch {
+		case share > 0 && w.separate:
+			gaps = append(gaps, gap{w.DecodeStepMS(b) + w.PrefillAt(0).ChunkMS, p * share})
+		case share > 0:
 			gaps = append(gaps, gap{w.PrefillAt(b).ChunkMS, p * share})
 		}
 	}

@@ -128,3 +128,17 @@ func newTestWorker(step StepTimer, isl, osl, budget, maxSeqs int, slots int64, b
 	return NewWorker(Config{Step: step, InputTokens: isl, OutputTokens: osl, MaxNumBatchedTokens: budget, MaxNumSeqs: maxSeqs,
 		KVSlots: slots, BlockSize: block, Prefills: prefills, Decodes: decodes, Hits: hits})
 }
+
+func TestSeparatePrefill(t *testing.T) {
+	// SGLang's schedule: prefill iterations (110 ms) stop decoding. At 1/s,
+	// u = 0.11 of the time is prefill, so ITL = S_d / (1 − u) with
+	// S_d = 10 + 0.5 (1 + B) and B = 0.1/ms × ITL:
+	// B (1 − 0.11) = 0.1 (10.5 + 0.5 B) → B = 1.05 / 0.84.
+	w := NewWorker(Config{Step: affineStep{fixedMS: 10, perDecodeMS: 0.5, prefillMS: 110}, InputTokens: 1000, OutputTokens: 101,
+		MaxNumBatchedTokens: 1500, MaxNumSeqs: 1024, KVSlots: 10_000_000, BlockSize: 16, Prefills: true, Decodes: true, SeparatePrefill: true})
+	ld := w.Solve(1)
+	B := 1.05 / 0.84
+	if !ld.Stable || math.Abs(ld.Batch-B) > 1e-5 || math.Abs(ld.ITLMeanMS-(10.5+0.5*B)/0.89) > 1e-4 {
+		t.Errorf("batch %g ITL %g, want %g, %g", ld.Batch, ld.ITLMeanMS, B, (10.5+0.5*B)/0.89)
+	}
+}
