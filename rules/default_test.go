@@ -212,7 +212,25 @@ func TestDefaultRules(t *testing.T) {
 				p := poolNamed(e, "prefill")
 				p.RequestRate, p.PrefillDemandPerS, p.PrefillWorkersNeeded = 64, 97536, 2
 			},
-			"pool prefill must prefill 100 requests/s × 1,524 tokens uncached = 152,400 tokens/s, more than its 2 workers' 98,323 tokens/s (one request's prefill takes at least 31.00 ms on rtx4090 at tp 1): requests queue without bound; it needs at least 4 workers"},
+			"pool prefill must prefill 100 requests/s × 1,524 tokens uncached = 152,400 tokens/s, more than the 98,323 tokens/s of its 2 workers (the prefill of one request takes at least 31.00 ms on rtx4090 at tp 1): requests queue without bound; it needs at least 4 workers"},
+		// With the capacity search's figures the floor no longer decides: the
+		// pool fires because the deployment carries 14.5/s within the SLO, not
+		// 20, and 3 prefill workers would; the near miss passes although the
+		// floor alone would have fired.
+		{"pool-capacity-exceeded", "prefill", Deny,
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.RequestRate, p.CapacityComputed, p.CapacityExceeded = 20, true, true
+				p.CapacityRequestsPerS, p.CapacityWorkersNeeded, p.CapacityLimitedBy = 14.5, 3, "prefill compute"
+				p.CapacitySLO = "TTFT p95 ≤ 1000 ms, ITL p95 ≤ 50 ms"
+				e.Workload.RequestRate = 20
+			},
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.RequestRate, p.PrefillDemandPerS, p.PrefillWorkersNeeded = 100, 152400, 4 // the floor says exceeded
+				p.CapacityComputed, p.CapacityExceeded, p.CapacityRequestsPerS, p.CapacityWorkersNeeded = true, false, 120, 2
+			},
+			"pool prefill cannot carry workload.request_rate = 20 requests/s within TTFT p95 ≤ 1000 ms, ITL p95 ≤ 50 ms: as planned the deployment carries at most 14.5 requests/s, limited by prefill compute; this pool needs 3 workers (it has 2)"},
 		{"link-saturated", "", Deny,
 			func(e *Env) {
 				e.Workload.RequestRate = 300

@@ -188,4 +188,13 @@ type PoolEnv struct {
 	PrefillDemandPerS    float64 `expr:"prefill_demand_tokens_per_s" unit:"tokens/s" desc:"request_rate × uncached_input_tokens"`
 	PrefillCapacityPerS  float64 `expr:"prefill_capacity_tokens_per_s" unit:"tokens/s" desc:"workers × uncached_input_tokens ÷ prefill_ms: the pool's prefill compute, a floor that leaves out decode work and queueing"`
 	PrefillWorkersNeeded int     `expr:"prefill_workers_needed" unit:"workers" desc:"ceil(request_rate × prefill_ms): workers the prefill demand needs at least"`
+
+	CapacityComputed      bool    `expr:"capacity_computed" unit:"" desc:"the capacity figures below were computed (a request rate, and an engine model for the pool's GPU); else only the prefill floor above is"`
+	CapacityRequestsPerS  float64 `expr:"capacity_requests_per_s" unit:"req/s" desc:"the highest workload.request_rate the deployment carries within the SLO (p95 targets) with its pools as planned: engine model, open-load batching and queueing, as kvplan plan sizes"`
+	CapacityWorkersNeeded int     `expr:"capacity_workers_needed" unit:"workers" desc:"the fewest workers of this pool that carry workload.request_rate within the SLO, the other pools as planned; 0 = no count of this pool does"`
+	CapacityLimitedBy     string  `expr:"capacity_limited_by" unit:"" desc:"what fails first: prefill compute, decode ITL, KV slots, link, memory"`
+	CapacityExceeded      bool    `expr:"capacity_exceeded" unit:"" desc:"the deployment misses the SLO at workload.request_rate and this pool is what to grow"`
+	CapacitySLO           string  `expr:"capacity_slo" unit:"" desc:"the objectives the capacity is computed at"`
+	CapacityTTFTP95MS     float64 `expr:"capacity_ttft_p95_ms" unit:"ms" desc:"predicted TTFT p95 at workload.request_rate (0 when the deployment cannot carry it)"`
+	CapacityITLP95MS      float64 `expr:"capacity_itl_p95_ms" unit:"ms" desc:"predicted ITL p95 at workload.request_rate (0 when the deployment cannot carry it)"`
 }

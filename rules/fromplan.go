@@ -85,6 +85,11 @@ func FromDeployment(dep *planner.Deployment) *Env {
 			c := pp.Prefill
 			pe.RequestRate, pe.UncachedInputTokens, pe.PrefillMS = c.RequestRate, c.UncachedTokens, c.PrefillMS
 			pe.PrefillDemandPerS, pe.PrefillCapacityPerS, pe.PrefillWorkersNeeded = c.DemandTokensPerS, c.CapacityTokensPerS, c.WorkersNeeded
+			if k := pp.Capacity; k != nil {
+				pe.CapacityComputed, pe.CapacityRequestsPerS, pe.CapacityWorkersNeeded = true, k.CapacityPerS, k.WorkersNeeded
+				pe.CapacityLimitedBy, pe.CapacityExceeded, pe.CapacitySLO = k.LimitedBy, k.Exceeded, k.SLO
+				pe.CapacityTTFTP95MS, pe.CapacityITLP95MS = k.TTFTP95MS, k.ITLP95MS
+			}
 		}
 	}
 	return &e

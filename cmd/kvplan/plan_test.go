@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,22 +104,52 @@ func TestPlanBadInput(t *testing.T) {
 
 func TestPlanWritePlanPassesCheck(t *testing.T) {
 	withStandIn(t)
-	path := filepath.Join(t.TempDir(), "plan.toml")
-	_, errs, code := kvplan(t, append(exampleArgs, "--write-plan", path, "--verify", "0")...)
-	if code != 0 {
-		t.Fatalf("plan: exit %d: %s", code, errs)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, errs, code := kvplan(t, "check", path)
-	if code != 0 {
-		t.Fatalf("check of the written plan: exit %d\n%s\n%s\n%s", code, data, out, errs)
-	}
-	// A second write without --force is refused.
-	if _, _, code := kvplan(t, append(exampleArgs, "--write-plan", path, "--verify", "0")...); code != 2 {
-		t.Errorf("overwrite without --force: exit %d, want 2", code)
+	for _, tc := range []struct {
+		name string
+		args []string
+		mode string
+	}{
+		{"aggregated", exampleArgs, "aggregated"},
+		// A tighter ITL at twice the rate: disaggregation wins on the stand-in.
+		{"disaggregated", append(append([]string{}, exampleArgs...), "--rate", "40", "--itl-p95", "35ms"), "disaggregated"},
+		{"prefixes", append(append([]string{}, exampleArgs...), "--prefixes", "20", "--prefix-tokens", "3000"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "plan.toml")
+			_, errs, code := kvplan(t, append(append([]string{}, tc.args...), "--write-plan", path, "--verify", "0")...)
+			if code != 0 {
+				t.Fatalf("plan: exit %d: %s", code, errs)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.mode != "" && !strings.Contains(string(data), `role = "`+map[string]string{"aggregated": "aggregated", "disaggregated": "prefill"}[tc.mode]+`"`) {
+				t.Fatalf("want a %s plan:\n%s", tc.mode, data)
+			}
+			out, errs, code := kvplan(t, "check", path)
+			if code != 0 {
+				t.Fatalf("check of the written plan: exit %d\n%s\n%s\n%s", code, data, out, errs)
+			}
+			// Twice the rate on the same pools: check's capacity figures (the
+			// same as plan's) say which pool to grow.
+			doubled := regexp.MustCompile(`request_rate = ([0-9.]+)`).ReplaceAllStringFunc(string(data), func(m string) string {
+				v, _ := strconv.ParseFloat(strings.TrimPrefix(m, "request_rate = "), 64)
+				return "request_rate = " + strconv.FormatFloat(2*v, 'f', -1, 64)
+			})
+			over := filepath.Join(t.TempDir(), "over.toml")
+			if err := os.WriteFile(over, []byte(doubled), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, _, code = kvplan(t, "check", over)
+			if code != 1 || !strings.Contains(out, "pool-capacity-exceeded") || !strings.Contains(out, "cannot carry workload.request_rate") {
+				t.Errorf("check at twice the rate: exit %d, want 1 with pool-capacity-exceeded from the capacity figures:\n%s", code, out)
+			}
+			// A second write without --force is refused.
+			if _, _, code := kvplan(t, append(append([]string{}, tc.args...), "--write-plan", path, "--verify", "0")...); code != 2 {
+				t.Errorf("overwrite without --force: exit %d, want 2", code)
+			}
+		})
 	}
 }
 
