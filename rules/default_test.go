@@ -73,7 +73,26 @@ func TestDefaultRules(t *testing.T) {
 		{"disagg-transfer-exceeds-prefill", "", Warn,
 			func(e *Env) { e.Disagg.TransferMSShared = 44 },
 			func(e *Env) { e.Disagg.TransferMSShared = 43.9 },
-			"takes 44.00 ms with 8 transfers sharing it, at least the 44.00 ms of prefill"},
+			"takes 44.00 ms with 8 transfers sharing it, against the 44.00 ms of prefill"},
+		// At a load the comparison decides, not one request's prefill: the
+		// split frees 255 × (30 − 22) = 2,040 ms of decode per request, less
+		// than 2,100 ms of transfer; the near miss frees more than it costs,
+		// although one transfer (44 ms) exceeds one prefill (44 ms).
+		{"disagg-transfer-exceeds-prefill", "", Warn,
+			func(e *Env) {
+				e.Workload.OutputTokens = 256
+				d := &e.Disagg
+				d.AtLoadComputed, d.RequestsPerSAtLoad, d.AggCarriesAtLoad, d.DisaggCarriesAtLoad = true, 20, true, true
+				d.ITLAggAtLoadMS, d.ITLDisaggAtLoadMS, d.DecodeStallFreedAtLoad, d.TransferAtLoadMS = 30, 22, 2040, 2100
+				d.TransferExceedsGainLoad = true
+			},
+			func(e *Env) {
+				d := &e.Disagg
+				d.TransferMSShared = 44
+				d.AtLoadComputed, d.RequestsPerSAtLoad, d.AggCarriesAtLoad, d.DisaggCarriesAtLoad = true, 20, true, true
+				d.ITLAggAtLoadMS, d.ITLDisaggAtLoadMS, d.DecodeStallFreedAtLoad, d.TransferAtLoadMS = 30, 22, 2040, 9
+			},
+			"at workload.request_rate = 20/s moving the KV costs 2100.0 ms a request, at least the 2040.0 ms of decode the split frees per request (mean ITL 30.00 ms aggregated on the same GPUs vs 22.00 ms split, over 256 output tokens); one request alone:"},
 		{"disagg-transfer-exceeds-prefill", "", Deny, // the SLO breaks: deny_when
 			func(e *Env) { e.Disagg.TransferMSShared = 3308; e.Disagg.TTFTDisaggMS = 3400 },
 			func(e *Env) { e.Disagg.Disaggregated = false; e.Disagg.TransferMSShared = 3308 },

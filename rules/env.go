@@ -117,6 +117,16 @@ type DisaggEnv struct {
 	PrefillMS           float64 `expr:"prefill_ms" unit:"ms" desc:"prefill time of one request, which disaggregation moves off the decode GPU"`
 	TTFTAggMS           float64 `expr:"ttft_agg_ms" unit:"ms" desc:"predicted TTFT if the same GPUs served aggregated"`
 	TTFTDisaggMS        float64 `expr:"ttft_disagg_ms" unit:"ms" desc:"predicted TTFT disaggregated: prefill + shared transfer + queueing"`
+
+	AtLoadComputed          bool    `expr:"at_load_computed" unit:"" desc:"the comparison at the load below was computed (workload.request_rate and an engine model); else only the one-request view above is"`
+	RequestsPerSAtLoad      float64 `expr:"requests_per_s_at_load" unit:"req/s" desc:"the load of the comparison: workload.request_rate"`
+	ITLAggAtLoadMS          float64 `expr:"itl_agg_at_load_ms" unit:"ms" desc:"mean ITL if the same GPUs served aggregated at the load (prefill chunks share decode's iterations)"`
+	ITLDisaggAtLoadMS       float64 `expr:"itl_disagg_at_load_ms" unit:"ms" desc:"mean ITL of the decode pool at the load"`
+	DecodeStallFreedAtLoad  float64 `expr:"decode_stall_freed_at_load_ms" unit:"ms" desc:"decode time the split frees per request at the load: (output tokens − 1) × (itl_agg_at_load_ms − itl_disagg_at_load_ms)"`
+	TransferAtLoadMS        float64 `expr:"transfer_ms_at_load" unit:"ms" desc:"mean KV transfer at the load, sharing included"`
+	AggCarriesAtLoad        bool    `expr:"agg_carries_at_load" unit:"" desc:"the same GPUs aggregated have a steady state at the load"`
+	DisaggCarriesAtLoad     bool    `expr:"disagg_carries_at_load" unit:"" desc:"the split has a steady state at the load"`
+	TransferExceedsGainLoad bool    `expr:"transfer_exceeds_gain_at_load" unit:"" desc:"the transfer costs at least the decode time the split frees at the load"`
 }
 
 // RoutingEnv holds the prefix working set and the slots that hold it

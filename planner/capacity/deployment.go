@@ -86,6 +86,14 @@ func ForDeployment(dep *planner.Deployment, timers TimerFactory) (notes []string
 		}
 		e := q.evaluate(s, workers, rate)
 		capPerS, limit := q.capacity(s, workers, rate)
+		if len(set) == 2 && dep.Disagg != nil {
+			a, err := q.disaggAtLoad(s, workers, rate, LoadFromRate)
+			if err != nil {
+				notes = append(notes, "no comparison at the load: "+err.Error())
+			} else {
+				dep.Disagg.SetAtLoad(a)
+			}
+		}
 		for i, pp := range set {
 			c := &planner.PoolCapacity{RequestRate: rate, CapacityPerS: capPerS, LimitedBy: limit, SLO: slo,
 				TTFTP95MS: finite(e.ttftP95MS), ITLP95MS: finite(e.itlP95MS)}

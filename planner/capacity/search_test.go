@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/planner"
 	. "github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/planner/capacity/capacitytest"
 )
@@ -349,5 +350,55 @@ func BenchmarkSearch3GPUs2Links(b *testing.B) {
 		if _, err := Search(q); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestDisaggAtLoad(t *testing.T) {
+	cat := testCatalog(t)
+	e, _ := cat.Engine("vllm")
+	h100, _ := cat.GPU("h100-sxm")
+	for _, tc := range []struct {
+		model, link string
+		isl, osl    int
+		tp          int
+		rate        float64
+		pays        bool
+	}{
+		// FACTS §1: a small model over a slow link: the transfer wins.
+		{"qwen3-0.6b", "1gbe", 1500, 128, 1, 2, false},
+		// A 70B model's long prompts over RDMA at a load: prefill chunks
+		// stall decode on the aggregated workers far more than the transfer costs.
+		{"llama-3.1-70b", "ib-ndr", 4000, 512, 8, 3, true},
+	} {
+		m, _ := cat.Model(tc.model)
+		l, _ := cat.Link(tc.link)
+		sc := planner.DisaggScenario{Model: m, TP: tc.tp, InputTokens: tc.isl, OutputTokens: tc.osl, Concurrency: 1, Link: l,
+			PrefillGPU: h100, DecodeGPU: h100, FrontendMS: 13}
+		a, err := DisaggAtLoad(sc, e, tc.rate, capacitytest.Timers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s over %s at %g/s: %+v", tc.model, tc.link, tc.rate, *a)
+		pays := a.DisaggCarries && (!a.AggCarries || !a.TransferExceedsGain)
+		if pays != tc.pays {
+			t.Errorf("%s over %s at %g/s: disaggregation pays = %v, want %v", tc.model, tc.link, tc.rate, pays, tc.pays)
+		}
+		if a.AggCarries && a.DisaggCarries {
+			// The gain is (osl − 1) × the ITL difference, by definition.
+			if want := float64(tc.osl-1) * (a.ITLAggMS - a.ITLDisaggMS); math.Abs(a.DecodeStallFreedMS-want) > 1e-9 {
+				t.Errorf("decode freed %g, want %g", a.DecodeStallFreedMS, want)
+			}
+		}
+	}
+	// Without a rate the load follows from concurrency by Little's law.
+	m, _ := cat.Model("llama-3.1-8b")
+	l, _ := cat.Link("ib-ndr")
+	sc := planner.DisaggScenario{Model: m, TP: 1, InputTokens: 2000, OutputTokens: 256, Concurrency: 16, Link: l, PrefillGPU: h100, DecodeGPU: h100, FrontendMS: 13}
+	a, err := DisaggAtLoad(sc, e, 0, capacitytest.Timers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.LoadSource != LoadFromConcurrency || a.RequestsPerS <= 0 {
+		t.Errorf("load %+v, want a rate from concurrency", *a)
 	}
 }
