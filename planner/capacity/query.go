@@ -52,6 +52,10 @@ type Query struct {
 
 	// Timers builds the engine model of one worker. Required.
 	Timers TimerFactory
+	// SeparatePrefill: the engine runs prefill batches alone while decoding
+	// waits (SGLang's default); otherwise decodes and prefill chunks share
+	// iterations (vLLM, TensorRT-LLM).
+	SeparatePrefill bool
 }
 
 // StepTimer is the engine model's time of one iteration (openloop.StepTimer,

@@ -77,7 +77,7 @@ func (s *shape) worker(q *Query, r *role, hits []openloop.Hit) *openloop.Worker 
 	}
 	w := openloop.NewWorker(openloop.Config{Step: r.timer, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
 		MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs, KVSlots: r.slots, BlockSize: r.block,
-		Prefills: r.name != roleDecode, Decodes: r.name != rolePrefill, Hits: hits})
+		Prefills: r.name != roleDecode, Decodes: r.name != rolePrefill, Hits: hits, SeparatePrefill: q.SeparatePrefill})
 	r.models[key] = w
 	return w
 }
