@@ -61,9 +61,12 @@ func (q Queue) Wait() Wait {
 }
 
 // ErlangC is the probability that an arrival waits in an M/M/c queue with
-// offered load a = λ/μ (in servers, a < c), computed through Erlang B's
-// recursion B(k) = a B(k−1) / (k + a B(k−1)), which is stable for any c:
-// C = B(c) / (1 − (a/c)(1 − B(c))).
+// offered load a = λ/μ (in servers, a < c). Up to 64 servers it runs Erlang
+// B's recursion B(k) = a B(k−1) / (k + a B(k−1)), C = B(c) / (1 − (a/c)(1 −
+// B(c))); beyond, the same quantity in Poisson terms, C = T / (S + T) with
+// S = Σ_{k<c} aᵏ/k!, T = aᶜ/c! × c/(c − a), summed in log space over the
+// terms within 12 standard deviations of a (the rest is below 1e-30 of the
+// sum), so a pool of 10,000 workers costs a few hundred terms, not 10,000.
 func ErlangC(c int, a float64) float64 {
 	if a <= 0 {
 		return 0
@@ -71,6 +74,9 @@ func ErlangC(c int, a float64) float64 {
 	rho := a / float64(c)
 	if rho >= 1 {
 		return 1
+	}
+	if c > 64 {
+		return erlangCLarge(c, a)
 	}
 	b := 1.0
 	for k := 1; k <= c; k++ {
@@ -80,6 +86,29 @@ func ErlangC(c int, a float64) float64 {
 		}
 	}
 	return b / (1 - rho*(1-b))
+}
+
+func erlangCLarge(c int, a float64) float64 {
+	sd := math.Sqrt(a)
+	if float64(c) > a+15*sd+15 {
+		return 0 // c is past 15 standard deviations of Poisson(a): C < 1e-40
+	}
+	// Terms relative to the one at m, by the ratio of neighbours
+	// (aᵏ⁺¹/(k+1)!) / (aᵏ/k!) = a/(k+1), so no term over- or underflows.
+	k0 := max(0, int(a-12*sd))
+	m := min(c-1, max(k0, int(a)))
+	sum, r := 1.0, 1.0
+	for k := m; k > k0; k-- {
+		r *= float64(k) / a
+		sum += r
+	}
+	r = 1
+	for k := m + 1; k < c; k++ {
+		r *= a / float64(k)
+		sum += r
+	}
+	t := r * a / float64(c) * float64(c) / (float64(c) - a) // aᶜ/c! relative to the term at m, × c/(c − a)
+	return t / (sum + t)
 }
 
 // PoissonQuantile is the smallest k with P(N ≤ k) ≥ q for N ~ Poisson(mean).
@@ -110,19 +139,28 @@ func PoissonPMF(mean float64, pmf []float64) {
 	if len(pmf) == 0 {
 		return
 	}
+	clear(pmf)
 	if mean <= 0 {
-		clear(pmf)
 		pmf[0] = 1
 		return
 	}
-	// log-space start avoids underflow of exp(−mean) for large means.
-	sum := 0.0
-	for k := range pmf {
-		lk, _ := math.Lgamma(float64(k) + 1)
-		pmf[k] = math.Exp(float64(k)*math.Log(mean) - mean - lk)
-		sum += pmf[k]
+	// The term at the mode in log space (no underflow of exp(−mean) for
+	// large means), its neighbours by the ratio mean/k.
+	n := len(pmf)
+	m := min(n-1, int(mean))
+	lg, _ := math.Lgamma(float64(m) + 1)
+	pmf[m] = math.Exp(float64(m)*math.Log(mean) - mean - lg)
+	for k := m - 1; k >= 0; k-- {
+		pmf[k] = pmf[k+1] * float64(k+1) / mean
 	}
-	pmf[len(pmf)-1] += math.Max(0, 1-sum)
+	for k := m + 1; k < n; k++ {
+		pmf[k] = pmf[k-1] * mean / float64(k)
+	}
+	sum := 0.0
+	for _, p := range pmf {
+		sum += p
+	}
+	pmf[n-1] += math.Max(0, 1-sum)
 }
 
 // normalQuantile is Φ⁻¹(q) for the q this package uses.

@@ -89,3 +89,25 @@ func TestPoissonPMF(t *testing.T) {
 		}
 	}
 }
+
+// TestErlangCLarge checks the Poisson-term form used past 64 servers
+// against Erlang B's recursion run to the end, an independent computation
+// of the same quantity.
+func TestErlangCLarge(t *testing.T) {
+	recursion := func(c int, a float64) float64 {
+		b := 1.0
+		for k := 1; k <= c; k++ {
+			b = a * b / (float64(k) + a*b)
+		}
+		return b / (1 - a/float64(c)*(1-b))
+	}
+	for _, tc := range []struct {
+		c int
+		a float64
+	}{{65, 60}, {100, 90}, {100, 99.5}, {1000, 950}, {1000, 700}, {5000, 4990}, {10000, 9000}} {
+		want, got := recursion(tc.c, tc.a), ErlangC(tc.c, tc.a)
+		if math.Abs(got-want) > 1e-9*math.Max(want, 1e-12) && math.Abs(got-want) > 1e-15 {
+			t.Errorf("ErlangC(%d, %g) = %.12g, recursion %.12g", tc.c, tc.a, got, want)
+		}
+	}
+}
