@@ -153,11 +153,33 @@ func (q *Query) verdict(res *Result) string {
 			why += fmt.Sprintf(" (the closest is limited by %s: %s)", c.LimitedBy, c.Misses)
 		}
 		return fmt.Sprintf("disaggregated: %s; %s", cost(d), why)
+	case sameCost(a, d):
+		w, l := a, d
+		if res.Best == d {
+			w, l = d, a
+		}
+		name := func(c *Candidate) string {
+			if c.Mode == ModeDisaggregated {
+				return "disaggregated over " + c.Link
+			}
+			return "aggregated"
+		}
+		return fmt.Sprintf("%s and %s cost the same (%s); %s has more headroom: it carries %.3g requests/s within the SLO against %.3g (ITL p95 %.1f vs %.1f ms), the other bounded by %s",
+			name(w), name(l), cost(w), name(w), w.RequestsPerSCapacity, l.RequestsPerSCapacity, w.ITLP95MS, l.ITLP95MS, l.LimitedBy)
 	case res.Best == a:
 		return fmt.Sprintf("aggregated wins: %s against %s disaggregated over %s, whose split is bounded by %s", cost(a), cost(d), d.Link, d.LimitedBy)
 	default:
 		return fmt.Sprintf("disaggregated over %s wins: %s against %s aggregated, which is bounded by %s", d.Link, cost(d), cost(a), a.LimitedBy)
 	}
+}
+
+// sameCost reports whether two candidates cost the same: the same dollars
+// to the cent, or, unpriced, the same GPUs.
+func sameCost(a, b *Candidate) bool {
+	if a.USDPerHour != nil && b.USDPerHour != nil {
+		return math.Abs(*a.USDPerHour-*b.USDPerHour) < 0.005
+	}
+	return a.USDPerHour == nil && b.USDPerHour == nil && a.GPUs == b.GPUs
 }
 
 func closestOf(res *Result, mode string) *Candidate {
