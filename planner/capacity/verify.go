@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/kvplan/kvplan/sim"
 )
@@ -16,7 +17,7 @@ const DisagreeAbove = 0.20
 var simPolicy = "round-robin"
 
 // Verify runs the timed simulator (sim) on the first n candidates that meet
-// the SLO, at the candidate's rate with requests Poisson arrivals (seeded),
+// the SLO and on the best of each mode, at the candidate's rate with requests Poisson arrivals (seeded),
 // through the same step-time models, and records both figures. The
 // simulator reports TTFT percentiles p50, p90 and p99; its p95 is taken
 // log-linearly between p90 and p99 (exact for an exponential tail):
@@ -24,20 +25,27 @@ var simPolicy = "round-robin"
 // simulator leaves out. Its per-token figure is TPOT
 // (each request's mean gap), so ITL is compared on the mean.
 func (q *Query) Verify(res *Result, n, requests int, seed uint64) error {
-	done := 0
+	var todo []*Candidate
 	for _, c := range res.Candidates {
-		if done >= n {
+		if len(todo) >= n {
 			break
 		}
-		if !c.MeetsSLO {
-			continue
+		if c.MeetsSLO {
+			todo = append(todo, c)
 		}
+	}
+	// The best of each mode too, so the side-by-side comparison has both figures.
+	for _, c := range []*Candidate{res.BestAggregated, res.BestDisaggregated} {
+		if c != nil && n > 0 && c.Simulated == nil && !slices.Contains(todo, c) {
+			todo = append(todo, c)
+		}
+	}
+	for _, c := range todo {
 		sv, err := q.simulate(c, requests, seed)
 		if err != nil {
 			return fmt.Errorf("simulate %s: %w", c.Describe(), err)
 		}
 		c.Simulated = sv
-		done++
 	}
 	return nil
 }
