@@ -46,7 +46,7 @@ func (p *DisaggPlan) SetAtLoad(a *DisaggAtLoad) {
 		p.Verdict = fmt.Sprintf("stay aggregated: at %.3g requests/s moving the KV (%.1f ms a request) costs more than the %.1f ms of decode the split frees per request (ITL %.2f → %.2f ms over %d output tokens)",
 			a.RequestsPerS, a.TransferMS, a.DecodeStallFreedMS, a.ITLAggMS, a.ITLDisaggMS, p.OutputTokens)
 	default:
-		p.Verdict = fmt.Sprintf("disaggregation pays at %.3g requests/s: the split frees %.1f ms of decode per request (ITL %.2f → %.2f ms over %d output tokens), more than the %.1f ms transfer",
-			a.RequestsPerS, a.DecodeStallFreedMS, a.ITLAggMS, a.ITLDisaggMS, p.OutputTokens, a.TransferMS)
+		p.Verdict = fmt.Sprintf("disaggregation pays at %.3g requests/s: the split frees %.1f ms of decode per request (ITL %.2f → %.2f ms over %d output tokens), more than the %.1f ms transfer; TTFT p95 %.0f → %.0f ms",
+			a.RequestsPerS, a.DecodeStallFreedMS, a.ITLAggMS, a.ITLDisaggMS, p.OutputTokens, a.TransferMS, a.TTFTAggP95MS, a.TTFTDisaggP95MS)
 	}
 }

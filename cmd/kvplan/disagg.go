@@ -183,7 +183,7 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 			Header: []string{"figure", "value", "note"}, Rows: [][]string{
 				{"ITL aggregated", msOrDash(a.ITLAggMS), fmt.Sprintf("%d aggregated workers on the same GPUs", a.AggWorkers)},
 				{"ITL disaggregated", msOrDash(a.ITLDisaggMS), "the decode worker, no prefill in its iterations"},
-				{"decode freed per request", units.MS(a.DecodeStallFreedMS), "(output tokens − 1) × (ITL aggregated − ITL disaggregated)"},
+				{"decode freed per request", msOrDash(a.DecodeStallFreedMS), "(output tokens − 1) × (ITL aggregated − ITL disaggregated)"},
 				{"transfer at the load", msOrDash(a.TransferMS), "mean, transfers in flight sharing the link"},
 				{"TTFT p95 aggregated / disaggregated", msOrDash(a.TTFTAggP95MS) + " / " + msOrDash(a.TTFTDisaggP95MS), "kvplan plan's model"},
 			}})
