@@ -21,6 +21,25 @@ func testCatalog(t testing.TB) *catalog.Catalog {
 
 // exampleQuery is the question: 20 requests/s of Llama-3.1-70B,
 // 4,000 in and 512 out, TTFT p95 ≤ 1 s and ITL p95 ≤ 50 ms, on H100s over NDR.
+// engineModels are the step-time models the sanity tests hold for: the
+// stand-in, and the fitted engine model when it is there.
+func engineModels(cat *catalog.Catalog) []struct {
+	name   string
+	timers TimerFactory
+} {
+	return []struct {
+		name   string
+		timers TimerFactory
+	}{{"stand-in", capacitytest.Timers}}
+}
+
+// forEngineModels runs f once per engine model, as a subtest.
+func forEngineModels(t *testing.T, cat *catalog.Catalog, f func(t *testing.T, timers TimerFactory)) {
+	for _, em := range engineModels(cat) {
+		t.Run(em.name, func(t *testing.T) { f(t, em.timers) })
+	}
+}
+
 func exampleQuery(t testing.TB, cat *catalog.Catalog) Query {
 	t.Helper()
 	m, _ := cat.Model("llama-3.1-70b")
@@ -86,109 +105,121 @@ func usdOf(t *testing.T, res *Result) float64 {
 
 func TestDoublingRateDoublesGPUs(t *testing.T) {
 	cat := testCatalog(t)
-	for _, rate := range []float64{20, 40} {
-		q := exampleQuery(t, cat)
-		q.RatePerS = rate
-		a, err := Search(q)
-		if err != nil {
-			t.Fatal(err)
+	forEngineModels(t, cat, func(t *testing.T, timers TimerFactory) {
+		for _, rate := range []float64{20, 40} {
+			q := exampleQuery(t, cat)
+			q.Timers = timers
+			q.RatePerS = rate
+			a, err := Search(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.RatePerS = 2 * rate
+			b, err := Search(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ratio := float64(b.Best.GPUs) / float64(a.Best.GPUs)
+			t.Logf("%g/s: %d GPUs (%s), %g/s: %d GPUs (%s)", rate, a.Best.GPUs, a.Best.Describe(), 2*rate, b.Best.GPUs, b.Best.Describe())
+			if ratio < 1.6 || ratio > 2.2 {
+				t.Errorf("doubling %g/s multiplies GPUs by %.2f, want about 2", rate, ratio)
+			}
 		}
-		q.RatePerS = 2 * rate
-		b, err := Search(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ratio := float64(b.Best.GPUs) / float64(a.Best.GPUs)
-		t.Logf("%g/s: %d GPUs (%s), %g/s: %d GPUs (%s)", rate, a.Best.GPUs, a.Best.Describe(), 2*rate, b.Best.GPUs, b.Best.Describe())
-		if ratio < 1.6 || ratio > 2.2 {
-			t.Errorf("doubling %g/s multiplies GPUs by %.2f, want about 2", rate, ratio)
-		}
-	}
+	})
 }
 
 func TestTighterSLONeverNeedsFewer(t *testing.T) {
 	cat := testCatalog(t)
-	prev := 0.0
-	for _, slo := range []struct{ ttft, itl float64 }{{4000, 100}, {2000, 70}, {1000, 50}, {1000, 40}, {700, 35}, {500, 30}} {
-		q := exampleQuery(t, cat)
-		q.TTFTP95MS, q.ITLP95MS = slo.ttft, slo.itl
-		res, err := Search(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Best == nil {
-			t.Logf("TTFT %g ITL %g: nothing meets (%s)", slo.ttft, slo.itl, res.Verdict)
-			break
-		}
-		usd := usdOf(t, res)
-		t.Logf("TTFT %g ITL %g: $%.2f/h %s", slo.ttft, slo.itl, usd, res.Best.Describe())
-		if usd < prev {
-			t.Errorf("TTFT %g ms, ITL %g ms costs $%.2f/h, less than the looser SLO's $%.2f/h", slo.ttft, slo.itl, usd, prev)
-		}
-		prev = usd
-	}
-}
-
-func TestFasterLinkNeverCostsMore(t *testing.T) {
-	cat := testCatalog(t)
-	// ITL p95 ≤ 35 ms at 40/s: disaggregation pays for Llama-3.1-70B on a
-	// fast link, so the link decides the price.
-	for _, model := range []string{"llama-3.1-70b", "llama-3.1-8b"} {
-		prevBest, prevDisagg := math.Inf(1), math.Inf(1)
-		for _, name := range []string{"1gbe", "10gbe", "100gbe", "ib-hdr", "ib-ndr", "ib-xdr"} {
+	forEngineModels(t, cat, func(t *testing.T, timers TimerFactory) {
+		prev := 0.0
+		for _, slo := range []struct{ ttft, itl float64 }{{4000, 100}, {2000, 70}, {1000, 50}, {1000, 40}, {700, 35}, {500, 30}} {
 			q := exampleQuery(t, cat)
-			q.Model, _ = cat.Model(model)
-			q.RatePerS, q.ITLP95MS = 40, 35
-			l, err := cat.Link(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q.Links = []*catalog.Link{l}
-			res, err := Search(q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			usd, disagg := usdOf(t, res), math.Inf(1)
-			if d := res.BestDisaggregated; d != nil {
-				disagg = *d.USDPerHour
-			}
-			t.Logf("%s over %s: best $%.2f/h %s; disaggregated $%.2f/h", model, name, usd, res.Best.Describe(), disagg)
-			if usd > prevBest+1e-9 || disagg > prevDisagg+1e-9 {
-				t.Errorf("%s over %s costs $%.2f/h (disaggregated $%.2f/h), more than over a slower link ($%.2f/h, $%.2f/h)", model, name, usd, disagg, prevBest, prevDisagg)
-			}
-			prevBest, prevDisagg = usd, disagg
-		}
-	}
-}
-
-func TestQwenOver1GbENeverDisaggregated(t *testing.T) {
-	cat := testCatalog(t)
-	m, _ := cat.Model("qwen3-0.6b")
-	l, _ := cat.Link("1gbe")
-	for _, g := range []string{"h100-sxm", "l4", "rtx4090"} {
-		gpu, _ := cat.GPU(g)
-		for _, tc := range []struct {
-			isl, osl  int
-			rate      float64
-			ttft, itl float64
-			price     float64
-		}{{1500, 128, 10, 1000, 50, 1}, {3000, 64, 50, 2000, 100, 1}, {8000, 512, 5, 5000, 30, 1}, {512, 128, 200, 500, 20, 1}} {
-			q := exampleQuery(t, cat)
-			q.Model, q.Links, q.GPUOptions = m, []*catalog.Link{l}, []*catalog.GPU{gpu}
-			q.InputTokens, q.OutputTokens, q.RatePerS, q.TTFTP95MS, q.ITLP95MS = tc.isl, tc.osl, tc.rate, tc.ttft, tc.itl
-			q.Prices = map[string]float64{g: tc.price}
+			q.Timers = timers
+			q.TTFTP95MS, q.ITLP95MS = slo.ttft, slo.itl
 			res, err := Search(q)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Best == nil {
-				t.Fatalf("%s %+v: nothing meets: %s", g, tc, res.Verdict)
+				t.Logf("TTFT %g ITL %g: nothing meets (%s)", slo.ttft, slo.itl, res.Verdict)
+				break
 			}
-			if res.Best.Mode != ModeAggregated {
-				t.Errorf("%s %+v: best is %s (%s)", g, tc, res.Best.Mode, res.Best.Describe())
+			usd := usdOf(t, res)
+			t.Logf("TTFT %g ITL %g: $%.2f/h %s", slo.ttft, slo.itl, usd, res.Best.Describe())
+			if usd < prev {
+				t.Errorf("TTFT %g ms, ITL %g ms costs $%.2f/h, less than the looser SLO's $%.2f/h", slo.ttft, slo.itl, usd, prev)
+			}
+			prev = usd
+		}
+	})
+}
+
+func TestFasterLinkNeverCostsMore(t *testing.T) {
+	cat := testCatalog(t)
+	forEngineModels(t, cat, func(t *testing.T, timers TimerFactory) {
+		// ITL p95 ≤ 35 ms at 40/s: disaggregation pays for Llama-3.1-70B on a
+		// fast link, so the link decides the price.
+		for _, model := range []string{"llama-3.1-70b", "llama-3.1-8b"} {
+			prevBest, prevDisagg := math.Inf(1), math.Inf(1)
+			for _, name := range []string{"1gbe", "10gbe", "100gbe", "ib-hdr", "ib-ndr", "ib-xdr"} {
+				q := exampleQuery(t, cat)
+				q.Timers = timers
+				q.Model, _ = cat.Model(model)
+				q.RatePerS, q.ITLP95MS = 40, 35
+				l, err := cat.Link(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q.Links = []*catalog.Link{l}
+				res, err := Search(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				usd, disagg := usdOf(t, res), math.Inf(1)
+				if d := res.BestDisaggregated; d != nil {
+					disagg = *d.USDPerHour
+				}
+				t.Logf("%s over %s: best $%.2f/h %s; disaggregated $%.2f/h", model, name, usd, res.Best.Describe(), disagg)
+				if usd > prevBest+1e-9 || disagg > prevDisagg+1e-9 {
+					t.Errorf("%s over %s costs $%.2f/h (disaggregated $%.2f/h), more than over a slower link ($%.2f/h, $%.2f/h)", model, name, usd, disagg, prevBest, prevDisagg)
+				}
+				prevBest, prevDisagg = usd, disagg
 			}
 		}
-	}
+	})
+}
+
+func TestQwenOver1GbENeverDisaggregated(t *testing.T) {
+	cat := testCatalog(t)
+	forEngineModels(t, cat, func(t *testing.T, timers TimerFactory) {
+		m, _ := cat.Model("qwen3-0.6b")
+		l, _ := cat.Link("1gbe")
+		for _, g := range []string{"h100-sxm", "l4", "rtx4090"} {
+			gpu, _ := cat.GPU(g)
+			for _, tc := range []struct {
+				isl, osl  int
+				rate      float64
+				ttft, itl float64
+				price     float64
+			}{{1500, 128, 10, 1000, 50, 1}, {3000, 64, 50, 2000, 100, 1}, {8000, 512, 5, 5000, 30, 1}, {512, 128, 200, 500, 20, 1}} {
+				q := exampleQuery(t, cat)
+				q.Timers = timers
+				q.Model, q.Links, q.GPUOptions = m, []*catalog.Link{l}, []*catalog.GPU{gpu}
+				q.InputTokens, q.OutputTokens, q.RatePerS, q.TTFTP95MS, q.ITLP95MS = tc.isl, tc.osl, tc.rate, tc.ttft, tc.itl
+				q.Prices = map[string]float64{g: tc.price}
+				res, err := Search(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Best == nil {
+					t.Fatalf("%s %+v: nothing meets: %s", g, tc, res.Verdict)
+				}
+				if res.Best.Mode != ModeAggregated {
+					t.Errorf("%s %+v: best is %s (%s)", g, tc, res.Best.Mode, res.Best.Describe())
+				}
+			}
+		}
+	})
 }
 
 func TestMaxRate(t *testing.T) {
