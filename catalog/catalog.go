@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/internal/tomlpos"
 )
 
@@ -95,7 +96,7 @@ func (c *Catalog) addDir(dir string) error {
 		sort.Strings(files)
 	}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := safefile.ReadFile(f, safefile.Catalog)
 		if err != nil {
 			return fmt.Errorf("read catalog: %w", err)
 		}
@@ -132,7 +133,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.Models {
 		m := &fd.Models[i]
 		m.Name = strings.ToLower(m.Name)
-		if err := check("model", i, m.Name, m.validate()); err != nil {
+		if err := check("model", i, m.Name, append(m.validate(), numberErrs(m)...)); err != nil {
 			return err
 		}
 		m.File, m.Line = file, idx.InArray("model", i)
@@ -141,7 +142,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.Links {
 		l := &fd.Links[i]
 		l.Name = strings.ToLower(l.Name)
-		if err := check("link", i, l.Name, l.validate()); err != nil {
+		if err := check("link", i, l.Name, append(l.validate(), numberErrs(l)...)); err != nil {
 			return err
 		}
 		l.File, l.Line = file, idx.InArray("link", i)
@@ -150,7 +151,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.GPUs {
 		g := &fd.GPUs[i]
 		g.Name = strings.ToLower(g.Name)
-		if err := check("gpu", i, g.Name, g.validate()); err != nil {
+		if err := check("gpu", i, g.Name, append(g.validate(), numberErrs(g)...)); err != nil {
 			return err
 		}
 		g.File, g.Line = file, idx.InArray("gpu", i)
@@ -159,7 +160,7 @@ func (c *Catalog) addFile(file string, data []byte) error {
 	for i := range fd.Engines {
 		e := &fd.Engines[i]
 		e.Name = strings.ToLower(e.Name)
-		if err := check("engine", i, e.Name, e.validate()); err != nil {
+		if err := check("engine", i, e.Name, append(e.validate(), numberErrs(e)...)); err != nil {
 			return err
 		}
 		if err := check("engine", i, e.Name, e.resolve()); err != nil {

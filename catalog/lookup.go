@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/internal/suggest"
 )
 
@@ -15,7 +16,7 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	msg := fmt.Sprintf("unknown %s %q", e.Kind, e.Name)
+	msg := fmt.Sprintf("unknown %s %s", e.Kind, safetext.Quote(e.Name))
 	if len(e.Closest) > 0 {
 		msg += "; did you mean " + strings.Join(e.Closest, ", ") + "?"
 	}

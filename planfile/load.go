@@ -3,36 +3,56 @@ package planfile
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/kvplan/kvplan/internal/safefile"
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/internal/tomlpos"
 	"github.com/kvplan/kvplan/units"
 )
 
-// Load reads, decodes and validates the plan file at path. Unknown keys and
-// invalid values are errors of type *tomlpos.Error ("file:line: field: msg");
+// Options change how a plan file is read.
+type Options struct {
+	// AllowOutsidePaths lets model.config name a file outside the plan
+	// file's directory (an absolute path, or one climbing out with ..). Off
+	// by default: a plan from a pull request must not make CI read
+	// ../../etc/passwd. The command-line flag is --allow-outside-paths.
+	// (deployment.manifest is not confined yet: plans/review.toml naming
+	// ../dynamo/x.yaml is the documented layout.)
+	AllowOutsidePaths bool
+}
+
+// Load reads, decodes and validates the plan file at path ("-" is stdin):
+// a regular file of at most safefile.Plan's cap. Unknown keys and invalid
+// values are errors of type *tomlpos.Error ("file:line: field: msg");
 // several validation errors come back joined (errors.Join), in file order.
-func Load(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+func Load(path string) (*Plan, error) { return LoadWith(path, Options{}) }
+
+// LoadWith is Load with options.
+func LoadWith(path string, o Options) (*Plan, error) {
+	data, err := safefile.ReadFile(path, safefile.Plan)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
 	}
-	return Parse(path, data)
+	return ParseWith(path, data, o)
 }
 
 // Parse decodes and validates a plan file's contents; path names it in errors.
 // A plan that points at a manifest ([deployment] manifest) is only decoded:
 // its pools come from the manifest, so the caller validates the merged plan
 // (Validate) once the manifest is read.
-func Parse(path string, data []byte) (*Plan, error) {
+func Parse(path string, data []byte) (*Plan, error) { return ParseWith(path, data, Options{}) }
+
+// ParseWith is Parse with options.
+func ParseWith(path string, data []byte, o Options) (*Plan, error) {
 	p, err := Decode(path, data)
 	if err != nil {
 		return nil, err
 	}
+	p.opts = o
 	if p.Deployment.Manifest != "" {
 		return p, nil
 	}
@@ -97,11 +117,79 @@ func (p *Plan) Validate() error {
 }
 
 // ConfigPath returns model.config resolved against the plan file's folder.
+// Unless the plan was read with AllowOutsidePaths, validation has checked
+// that it stays inside that folder (as written; ReadConfig also checks
+// where symbolic links lead).
 func (p *Plan) ConfigPath() string {
 	if p.Model.Config == "" || filepath.IsAbs(p.Model.Config) {
 		return p.Model.Config
 	}
 	return filepath.Join(filepath.Dir(p.Path), p.Model.Config)
+}
+
+// ReadConfig reads the config.json that model.config names: a regular file
+// within safefile.ModelConfig's cap, inside the plan file's folder once
+// symbolic links are followed (unless AllowOutsidePaths). Errors are at
+// model.config's place. The planner should read the file through this.
+func (p *Plan) ReadConfig() ([]byte, error) {
+	return p.readNamed("model.config", p.ConfigPath(), safefile.ModelConfig, true)
+}
+
+// ReadManifest reads the manifest deployment.manifest names: a regular
+// file within safefile.Manifest's cap ("-" is stdin, safefile.Stdin). It is
+// not confined to the plan's directory (see Options).
+func (p *Plan) ReadManifest() ([]byte, error) {
+	return p.readNamed("deployment.manifest", p.ManifestPath(), safefile.Manifest, false)
+}
+
+// readNamed reads the file a plan's field names, capped, and confined to
+// the plan's directory when confine is set (and AllowOutsidePaths is not).
+func (p *Plan) readNamed(field, path string, k safefile.Kind, confine bool) ([]byte, error) {
+	if path == "" {
+		return nil, p.FieldError(field, fmt.Errorf("missing: the plan names no %s", k.Name))
+	}
+	if confine && path != "-" && !p.opts.AllowOutsidePaths {
+		if err := inside(filepath.Dir(p.Path), path); err != nil {
+			return nil, p.FieldError(field, err)
+		}
+	}
+	data, err := safefile.ReadFile(path, k)
+	if err != nil {
+		return nil, p.FieldError(field, err)
+	}
+	return data, nil
+}
+
+// outsideHint says how to allow a path outside the plan's folder.
+const outsideHint = "kvplan reads the files a plan names only inside the plan file's directory; move the file there, or pass --allow-outside-paths"
+
+// escapes reports why a path as written in a plan leaves its folder, or "".
+func escapes(rel string) string {
+	c := filepath.Clean(rel)
+	switch {
+	case filepath.IsAbs(rel) || filepath.VolumeName(rel) != "":
+		return "is an absolute path"
+	case c == ".." || strings.HasPrefix(c, ".."+string(filepath.Separator)):
+		return "climbs out of the plan's directory"
+	}
+	return ""
+}
+
+// inside checks that path, once symbolic links are resolved, is inside dir.
+func inside(dir, path string) error {
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	realPath, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err // a missing file: say so, as a read would
+	}
+	rel, err := filepath.Rel(realDir, realPath)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s resolves to %s, outside the plan's directory %s: %s", path, realPath, realDir, outsideHint)
+	}
+	return nil
 }
 
 var (
@@ -125,19 +213,54 @@ func (c *checker) add(field, format string, args ...any) {
 
 func (c *checker) has(field string) bool { return c.p.Has(field) }
 
-func (c *checker) oneOf(field, value string, allowed []string) {
-	for _, a := range allowed {
-		if value == a {
-			return
-		}
+// oneOf matches value against allowed regardless of case ("FP8" is "fp8")
+// and returns the allowed spelling, or value after adding an error.
+func (c *checker) oneOf(field, value string, allowed []string) string {
+	v, err := units.ParseEnum(value, allowed)
+	if err != nil {
+		c.add(field, "%v", err)
+		return value
 	}
-	c.add(field, "%q is not accepted: want one of %s", value, quoteList(allowed))
+	return v
 }
 
 func (c *checker) nonNegative(field string, v int) {
 	if v < 0 {
 		c.add(field, "%d is negative: want 0 or more", v)
 	}
+}
+
+// Upper bounds of plan values: far above any real deployment, low enough
+// that the planner's products of them (bytes × tokens × requests) can be
+// checked for overflow rather than wrap. A value above is an error stating
+// the range.
+const (
+	MaxTokens      = 100_000_000 // tokens of a prompt, an output, a prefix or a context
+	MaxConcurrency = 10_000_000  // requests in flight
+	MaxRequestRate = 10_000_000  // requests per second
+	MaxWorkers     = 100_000     // workers of one pool
+	MaxTP          = 1024        // tensor-parallel ranks
+	MaxCount       = 100_000_000 // prefixes, repeats, sequences
+	MaxBlockSize   = 1 << 20     // tokens per KV block
+	MaxSLOMS       = 86_400_000  // one day, in milliseconds
+)
+
+// atMost adds an error when v is above max (lower bounds have their own
+// messages), stating the range from lo.
+func (c *checker) atMost(field string, v, lo, max int, unit string) {
+	if v > max {
+		c.add(field, "%v", units.CheckInt(int64(v), int64(lo), int64(max), unit))
+	}
+}
+
+// finite adds an error for NaN, ±Inf or a value outside [lo, hi], and
+// reports whether v was fine.
+func (c *checker) finite(field string, v, lo, hi float64, unit string) bool {
+	if err := units.CheckFloat(v, lo, hi, unit); err != nil {
+		c.add(field, "%v", err)
+		return false
+	}
+	return true
 }
 
 func (p *Plan) validate() []*tomlpos.Error {
@@ -151,12 +274,16 @@ func (p *Plan) validate() []*tomlpos.Error {
 	case m.Name != "" && m.Config != "":
 		c.add("model.config", "set either name or config, not both")
 	}
+	if why := escapes(m.Config); m.Config != "" && why != "" && !p.opts.AllowOutsidePaths {
+		c.add("model.config", "%s %s: %s", safetext.Quote(m.Config), why, outsideHint)
+	}
 	if m.KVDtype != "" {
-		c.oneOf("model.kv_dtype", m.KVDtype, kvDtypes)
+		m.KVDtype = c.oneOf("model.kv_dtype", m.KVDtype, kvDtypes)
 	}
 	if c.has("model.tp") && m.TP < 1 {
 		c.add("model.tp", "%d is not accepted: want 1 or more", m.TP)
 	}
+	c.atMost("model.tp", m.TP, 1, MaxTP, "ranks")
 	if m.TP == 0 {
 		m.TP = 1
 	}
@@ -166,7 +293,10 @@ func (p *Plan) validate() []*tomlpos.Error {
 	if w.InputTokens <= 0 {
 		c.add("workload.input_tokens", "missing or %d: want the prompt tokens per request, 1 or more", w.InputTokens)
 	}
+	c.atMost("workload.input_tokens", w.InputTokens, 1, MaxTokens, "tokens")
 	c.nonNegative("workload.output_tokens", w.OutputTokens)
+	c.atMost("workload.output_tokens", w.OutputTokens, 0, MaxTokens, "tokens")
+	c.atMost("workload.concurrency", w.Concurrency, 1, MaxConcurrency, "requests")
 	if c.has("workload.concurrency") && w.Concurrency < 1 {
 		c.add("workload.concurrency", "%d is not accepted: want 1 or more requests in flight", w.Concurrency)
 	}
@@ -175,10 +305,15 @@ func (p *Plan) validate() []*tomlpos.Error {
 	}
 	if w.RequestRate < 0 {
 		c.add("workload.request_rate", "%g is negative: want requests per second, or leave it out", w.RequestRate)
+	} else {
+		c.finite("workload.request_rate", w.RequestRate, 0, MaxRequestRate, "requests per second")
 	}
 	c.nonNegative("workload.prefixes", w.Prefixes)
+	c.atMost("workload.prefixes", w.Prefixes, 0, MaxCount, "prefixes")
 	c.nonNegative("workload.prefix_tokens", w.PrefixTokens)
+	c.atMost("workload.prefix_tokens", w.PrefixTokens, 0, MaxTokens, "tokens")
 	c.nonNegative("workload.repeats", w.Repeats)
+	c.atMost("workload.repeats", w.Repeats, 0, MaxCount, "sends")
 	if w.Prefixes > 0 && w.PrefixTokens == 0 {
 		c.add("workload.prefix_tokens", "missing: workload.prefixes is %d, so say how many tokens each prefix has", w.Prefixes)
 	}
@@ -196,11 +331,12 @@ func (p *Plan) validate() []*tomlpos.Error {
 		if pl.Role == "" {
 			c.add(f("role"), "missing: want one of %s", quoteList(roles))
 		} else {
-			c.oneOf(f("role"), pl.Role, roles)
+			pl.Role = c.oneOf(f("role"), pl.Role, roles)
 		}
 		if c.has(f("workers")) && pl.Workers < 1 {
 			c.add(f("workers"), "%d is not accepted: want 1 or more", pl.Workers)
 		}
+		c.atMost(f("workers"), pl.Workers, 1, MaxWorkers, "workers")
 		if pl.Workers == 0 {
 			pl.Workers = 1
 		}
@@ -215,6 +351,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 			pl.GPUMemoryUtilization = DefaultGPUMemoryUtilization
 		}
 		c.nonNegative(f("max_model_len"), pl.MaxModelLen)
+		c.atMost(f("max_model_len"), pl.MaxModelLen, 0, MaxTokens, "tokens")
 		if c.has(f("memory_limit")) || pl.MemoryLimit != "" {
 			b, err := units.ParseQuantity(pl.MemoryLimit)
 			switch {
@@ -229,8 +366,11 @@ func (p *Plan) validate() []*tomlpos.Error {
 		if c.has(f("tp")) && pl.TP < 1 {
 			c.add(f("tp"), "%d is not accepted: want 1 or more tensor-parallel ranks, or leave it out for model.tp", pl.TP)
 		}
+		c.atMost(f("tp"), pl.TP, 1, MaxTP, "ranks")
 		c.nonNegative(f("max_num_seqs"), pl.MaxNumSeqs)
+		c.atMost(f("max_num_seqs"), pl.MaxNumSeqs, 0, MaxCount, "sequences")
 		c.nonNegative(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens)
+		c.atMost(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens, 0, MaxTokens, "tokens")
 		if c.has(f("cpu_offload_cache")) || pl.CPUOffloadCache != "" {
 			b, err := units.ParseQuantity(pl.CPUOffloadCache)
 			if err != nil {
@@ -242,7 +382,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 		if pl.KVBufferDevice == "" {
 			pl.KVBufferDevice = BufferGPU
 		} else {
-			c.oneOf(f("kv_buffer_device"), pl.KVBufferDevice, devices)
+			pl.KVBufferDevice = c.oneOf(f("kv_buffer_device"), pl.KVBufferDevice, devices)
 		}
 		if pl.SharesGPUWith != "" {
 			other, ok := p.Pools[pl.SharesGPUWith]
@@ -300,11 +440,12 @@ func (p *Plan) validate() []*tomlpos.Error {
 	if r.Mode == "" {
 		r.Mode = RouterRoundRobin
 	} else {
-		c.oneOf("router.mode", r.Mode, routerModes)
+		r.Mode = c.oneOf("router.mode", r.Mode, routerModes)
 	}
 	if c.has("router.block_size") && r.BlockSize < 1 {
 		c.add("router.block_size", "%d is not accepted: want tokens per block, e.g. 16", r.BlockSize)
 	}
+	c.atMost("router.block_size", r.BlockSize, 1, MaxBlockSize, "tokens")
 	if r.BlockSize == 0 {
 		r.BlockSize = DefaultBlockSize
 	}
@@ -327,30 +468,35 @@ func (p *Plan) validate() []*tomlpos.Error {
 	// [slo]
 	if p.SLO.TTFTMS < 0 {
 		c.add("slo.ttft_ms", "%g is negative: want milliseconds, or leave it out", p.SLO.TTFTMS)
+	} else {
+		c.finite("slo.ttft_ms", p.SLO.TTFTMS, 0, MaxSLOMS, "ms")
 	}
 	if p.SLO.ITLMS < 0 {
 		c.add("slo.itl_ms", "%g is negative: want milliseconds, or leave it out", p.SLO.ITLMS)
+	} else {
+		c.finite("slo.itl_ms", p.SLO.ITLMS, 0, MaxSLOMS, "ms")
 	}
 	return c.errs
 }
 
 // allShareGPU reports whether every prefill pool shares its GPU with a decode
-// pool or the other way round: KV then moves inside one machine.
+// pool or the other way round: KV then moves inside one machine. It is
+// linear in the pools (a plan of 20,000 pools is hostile, not slow).
 func allShareGPU(p *Plan) bool {
+	sharedByDecode := map[string]bool{} // prefill pools a decode pool names
+	for _, pl := range p.Pools {
+		if pl.Role == RoleDecode && pl.SharesGPUWith != "" {
+			sharedByDecode[pl.SharesGPUWith] = true
+		}
+	}
 	for _, pl := range p.Pools {
 		if pl.Role != RolePrefill {
 			continue
 		}
-		shared := false
 		if o, ok := p.Pools[pl.SharesGPUWith]; ok && o.Role == RoleDecode {
-			shared = true
+			continue
 		}
-		for _, o := range p.Pools {
-			if o.Role == RoleDecode && o.SharesGPUWith == pl.Name {
-				shared = true
-			}
-		}
-		if !shared {
+		if !sharedByDecode[pl.Name] {
 			return false
 		}
 	}

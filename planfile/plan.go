@@ -55,7 +55,8 @@ type Plan struct {
 	Runtime    Runtime          `toml:"runtime"`
 	SLO        SLO              `toml:"slo"`
 
-	pos positions // where each field was written
+	pos  positions // where each field was written
+	opts Options
 }
 
 // Deployment is the [deployment] table: the manifest this plan reviews.

@@ -43,16 +43,32 @@ func (p Pos) String() string {
 type positions struct {
 	at    map[string]Pos
 	order []string
+	below map[string]string // a table's path → the first field set below it
 }
 
 func (ps *positions) set(field string, p Pos) {
 	if ps.at == nil {
 		ps.at = map[string]Pos{}
+		ps.below = map[string]string{}
 	}
 	if _, ok := ps.at[field]; !ok {
 		ps.order = append(ps.order, field)
+		ps.index(field)
 	}
 	ps.at[field] = p
+}
+
+// index records field as the first below each of its enclosing tables that
+// has none yet, so Pos's fallback is a map read (a linear scan made 20,000
+// pools quadratic).
+func (ps *positions) index(field string) {
+	for i := 0; i < len(field); i++ {
+		if field[i] == '.' {
+			if _, ok := ps.below[field[:i]]; !ok {
+				ps.below[field[:i]] = field
+			}
+		}
+	}
 }
 
 // SetPos records where field was written; a later call replaces the place.
@@ -89,10 +105,8 @@ func (p *Plan) Pos(field string) Pos {
 		if at, ok := p.pos.at[key]; ok {
 			return at
 		}
-		for _, f := range p.pos.order {
-			if strings.HasPrefix(f, key+".") {
-				return p.pos.at[f]
-			}
+		if f, ok := p.pos.below[key]; ok {
+			return p.pos.at[f]
 		}
 	}
 	return Pos{}
@@ -134,9 +148,12 @@ func (p *Plan) Clone() *Plan {
 		v := *p.Router.KVEvents
 		c.Router.KVEvents = &v
 	}
-	c.pos = positions{order: append([]string(nil), p.pos.order...), at: make(map[string]Pos, len(p.pos.at))}
+	c.pos = positions{order: append([]string(nil), p.pos.order...), at: make(map[string]Pos, len(p.pos.at)), below: make(map[string]string, len(p.pos.below))}
 	for k, v := range p.pos.at {
 		c.pos.at[k] = v
+	}
+	for k, v := range p.pos.below {
+		c.pos.below[k] = v
 	}
 	return &c
 }
@@ -153,5 +170,10 @@ func (p *Plan) ClearPos(field string) {
 			p.pos.order = append(p.pos.order[:i], p.pos.order[i+1:]...)
 			break
 		}
+	}
+	// Re-index: field may have been a table's first.
+	p.pos.below = map[string]string{}
+	for _, f := range p.pos.order {
+		p.pos.index(f)
 	}
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/kvplan/kvplan/rules"
 )
@@ -40,20 +39,12 @@ func WriteCheckGitHub(w io.Writer, r *CheckResult) error {
 		}
 	}
 	for _, n := range r.Notes {
-		if _, err := fmt.Fprintf(w, "kvplan note: %s\n", n); err != nil {
+		if _, err := fmt.Fprintf(w, "kvplan note: %s\n", lineText(n.String())); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "kvplan check %s: %s\n", r.PlanFile, r.summary())
+	// Not commands: paths and notes are escaped onto their one line, so a
+	// path holding a newline and "::error" cannot start a command of its own.
+	_, err := fmt.Fprintf(w, "kvplan check %s: %s\n", lineName(r.PlanFile), r.summary())
 	return err
-}
-
-// ghData escapes a workflow command's message.
-func ghData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-// ghProperty escapes a workflow command's property value.
-func ghProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }

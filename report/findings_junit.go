@@ -49,7 +49,7 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 	for _, f := range r.Findings {
 		byRule[f.RuleID] = append(byRule[f.RuleID], f)
 	}
-	suite := junitSuite{Name: r.PlanFile}
+	suite := junitSuite{Name: termName(r.PlanFile)}
 	ruleList := append([]CheckRule(nil), r.Rules...)
 	known := map[string]bool{}
 	for _, x := range r.Rules {
@@ -62,7 +62,7 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 		}
 	}
 	for _, rule := range ruleList {
-		c := junitCase{Name: rule.ID, Classname: "kvplan.check"}
+		c := junitCase{Name: termName(rule.ID), Classname: "kvplan.check"}
 		var failing, other []string
 		worst := rules.Severity("")
 		for _, f := range byRule[rule.ID] {
@@ -77,7 +77,7 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 			}
 		}
 		if len(failing) > 0 {
-			c.Failure = &junitProblem{Type: string(worst), Message: firstLine(failing[0]), Text: strings.Join(failing, "\n\n")}
+			c.Failure = &junitProblem{Type: termName(string(worst)), Message: firstLine(failing[0]), Text: strings.Join(failing, "\n\n")}
 			suite.Failures++
 		}
 		if errs := byRule[rules.RuntimeErrorPrefix+rule.ID]; len(errs) > 0 {
@@ -85,7 +85,7 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 			for _, f := range errs {
 				texts = append(texts, junitText(r, f))
 			}
-			c.Error = &junitProblem{Type: "rule-error", Message: errs[0].Message, Text: strings.Join(texts, "\n\n")}
+			c.Error = &junitProblem{Type: "rule-error", Message: firstLine(termText(errs[0].Message)), Text: strings.Join(texts, "\n\n")}
 			suite.Errors++
 		}
 		c.SystemOut = strings.Join(other, "\n\n")
@@ -95,7 +95,7 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 	if len(r.Notes) > 0 {
 		var notes []string
 		for _, n := range r.Notes {
-			notes = append(notes, "note: "+n.String())
+			notes = append(notes, "note: "+lineText(n.String()))
 		}
 		suite.SystemOut = strings.Join(notes, "\n")
 	}
@@ -118,15 +118,15 @@ func writeJUnit(w io.Writer, doc junitSuites) error {
 
 func junitText(r *CheckResult, f rules.Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s: %s", r.where(f), f.Severity, f.Message)
+	fmt.Fprintf(&b, "%s: %s: %s", lineName(r.where(f)), termName(string(f.Severity)), termText(f.Message))
 	if f.Pool != "" {
-		fmt.Fprintf(&b, "\npool: %s", f.Pool)
+		fmt.Fprintf(&b, "\npool: %s", lineName(f.Pool))
 	}
 	if f.Why != "" {
-		fmt.Fprintf(&b, "\nwhy: %s", f.Why)
+		fmt.Fprintf(&b, "\nwhy: %s", termText(f.Why))
 	}
 	if f.Fix != "" {
-		fmt.Fprintf(&b, "\nfix: %s", f.Fix)
+		fmt.Fprintf(&b, "\nfix: %s", termText(f.Fix))
 	}
 	return b.String()
 }

@@ -17,30 +17,30 @@ func WriteCheckMarkdown(w io.Writer, r *CheckResult) error {
 	if r.Verdict == VerdictFail {
 		mark = "❌"
 	}
-	fmt.Fprintf(&b, "%s **kvplan check** `%s`: **%s**\n\n", mark, r.PlanFile, r.summary())
+	fmt.Fprintf(&b, "%s **kvplan check** %s: **%s**\n\n", mark, mdCode(r.PlanFile), r.summary())
 	if len(r.Findings) == 0 {
 		fmt.Fprintf(&b, "No rule fired (%d rules evaluated).\n", len(r.Rules))
 	} else {
 		b.WriteString("| Severity | Rule | Where | Finding | Fix |\n|---|---|---|---|---|\n")
 		for _, f := range r.Findings {
-			where := r.where(f)
+			where := mdName(r.where(f))
 			if f.Field != "" {
-				where += " `" + f.Field + "`"
+				where += " " + mdCode(f.Field)
 			}
-			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", mdSeverity(f.Severity), MarkdownEscape(ruleLabel(f)), MarkdownEscape(where), MarkdownEscape(f.Message), MarkdownEscape(f.Fix))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdSeverity(f.Severity), mdCode(ruleLabel(f)), where, mdText(f.Message), mdText(f.Fix))
 		}
 	}
 	if len(r.Figures) > 0 {
 		b.WriteString("\n<details><summary>Key figures</summary>\n\n| Figure | Value |\n|---|---|\n")
 		for _, fg := range r.Figures {
-			fmt.Fprintf(&b, "| %s | %s |\n", MarkdownEscape(fg.Name), MarkdownEscape(FormatFigure(fg)))
+			fmt.Fprintf(&b, "| %s | %s |\n", mdName(fg.Name), mdName(FormatFigure(fg)))
 		}
 		b.WriteString("\n</details>\n")
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n<details><summary>Notes (what kvplan assumed, skipped or does not model)</summary>\n\n")
 		for _, n := range r.Notes {
-			fmt.Fprintf(&b, "- %s\n", MarkdownEscape(n.String()))
+			fmt.Fprintf(&b, "- %s\n", mdText(n.String()))
 		}
 		b.WriteString("\n</details>\n")
 	}
@@ -55,5 +55,5 @@ func mdSeverity(s rules.Severity) string {
 	case rules.Warn:
 		return "⚠️ warn"
 	}
-	return "ℹ️ " + string(s)
+	return "ℹ️ " + mdName(string(s))
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/json"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/kvplan/kvplan/rules"
@@ -104,7 +103,7 @@ func sarifLevel(s rules.Severity) string {
 // manifest reader's finding ("manifest/not-understood"). Notes go in the
 // run's properties.
 func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
-	uri := filepath.ToSlash(r.PlanFile)
+	uri := sarifURI(r.PlanFile)
 	artifacts := []sarifArtifact{{Location: sarifArtifactLocation{URI: uri}}}
 	seenArtifact := map[string]bool{uri: true}
 	driver := sarifDriver{Name: "kvplan", InformationURI: "https://github.com/kvplan/kvplan", Rules: []sarifRule{}}
@@ -115,13 +114,13 @@ func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 		if why != "" {
 			short = firstSentence(why)
 		}
-		sr := sarifRule{ID: id, ShortDescription: sarifText{short}, DefaultConfiguration: sarifRuleConfig{sarifLevel(sev)},
+		sr := sarifRule{ID: id, ShortDescription: sarifText{termText(short)}, DefaultConfiguration: sarifRuleConfig{sarifLevel(sev)},
 			Properties: map[string]any{"severity": string(sev)}}
 		if why != "" {
-			sr.FullDescription = &sarifText{why}
+			sr.FullDescription = &sarifText{termText(why)}
 		}
 		if fix != "" {
-			sr.Help = &sarifText{fix}
+			sr.Help = &sarifText{termText(fix)}
 		}
 		driver.Rules = append(driver.Rules, sr)
 	}
@@ -133,11 +132,11 @@ func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 		if _, ok := index[f.RuleID]; !ok {
 			addRule(f.RuleID, f.Severity, f.Why, "")
 		}
-		msg := f.Message
+		msg := termText(f.Message)
 		if f.Fix != "" {
-			msg += " Fix: " + f.Fix
+			msg += " Fix: " + termText(f.Fix)
 		}
-		fileURI := filepath.ToSlash(r.file(f))
+		fileURI := sarifURI(r.file(f))
 		if !seenArtifact[fileURI] {
 			seenArtifact[fileURI] = true
 			artifacts = append(artifacts, sarifArtifact{Location: sarifArtifactLocation{URI: fileURI}})
@@ -153,7 +152,7 @@ func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 	if len(r.Notes) > 0 {
 		run.Properties = &sarifRunProps{}
 		for _, n := range r.Notes {
-			run.Properties.Notes = append(run.Properties.Notes, n.String())
+			run.Properties.Notes = append(run.Properties.Notes, lineText(n.String()))
 		}
 	}
 	log := sarifLog{

@@ -14,7 +14,7 @@ const checkTableWidth = 120
 // WriteCheckTable writes the verdict, the findings (severity, rule, place,
 // message and fix), then the key figures, as text tables.
 func WriteCheckTable(w io.Writer, r *CheckResult) error {
-	if _, err := fmt.Fprintf(w, "kvplan check %s: %s\n", r.PlanFile, r.summary()); err != nil {
+	if _, err := fmt.Fprintf(w, "kvplan check %s: %s\n", lineName(r.PlanFile), r.summary()); err != nil {
 		return err
 	}
 	if len(r.Findings) == 0 {
@@ -24,12 +24,12 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 	} else {
 		rows := make([][]string, 0, len(r.Findings))
 		for _, f := range r.Findings {
-			line := r.shortWhere(f)
-			text := f.Message
+			line := lineName(r.shortWhere(f))
+			text := termText(f.Message)
 			if f.Fix != "" {
-				text += "\nFix: " + f.Fix
+				text += "\nFix: " + termText(f.Fix)
 			}
-			rows = append(rows, []string{string(f.Severity), ruleLabel(f), line, text})
+			rows = append(rows, []string{termName(string(f.Severity)), termName(ruleLabel(f)), line, text})
 		}
 		if err := writeTable(w, []string{"SEVERITY", "RULE", "WHERE", "FINDING"}, rows,
 			tablewriter.WithMaxWidth(checkTableWidth), tablewriter.WithRowAutoWrap(tw.WrapNormal),
@@ -43,7 +43,7 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 		}
 		rows := make([][]string, 0, len(r.Figures))
 		for _, fg := range r.Figures {
-			rows = append(rows, []string{fg.Name, FormatFigure(fg)})
+			rows = append(rows, []string{termName(fg.Name), termName(FormatFigure(fg))})
 		}
 		if err := writeTable(w, []string{"FIGURE", "VALUE"}, rows); err != nil {
 			return err
@@ -61,7 +61,7 @@ func writeNotes(w io.Writer, notes []CheckNote) error {
 		return err
 	}
 	for _, n := range notes {
-		if _, err := fmt.Fprintf(w, "  - %s\n", n); err != nil {
+		if _, err := fmt.Fprintf(w, "  - %s\n", lineText(n.String())); err != nil {
 			return err
 		}
 	}

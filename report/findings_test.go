@@ -161,24 +161,7 @@ func TestGitHubAnnotations(t *testing.T) {
 // TestSARIFSchema validates the SARIF output against the SARIF 2.1.0 JSON
 // schema (OASIS errata01), kept in testdata.
 func TestSARIFSchema(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "testdata", "rules", "sarif-schema-2.1.0.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	schemaDoc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	const url = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-	if err := c.AddResource(url, schemaDoc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema := sarifSchema(t)
 	results := map[string]*CheckResult{
 		"example":    exampleResult(t, rules.Warn),
 		"clean":      NewCheckResult("clean.toml", nil, nil, nil, rules.Deny),

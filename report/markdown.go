@@ -4,24 +4,28 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kvplan/kvplan/internal/safetext"
 )
 
 func renderMarkdown(w io.Writer, doc *Doc) error {
 	if doc.Title != "" {
-		fmt.Fprintf(w, "## %s\n\n", doc.Title)
+		fmt.Fprintf(w, "## %s\n\n", mdText(doc.Title))
 	}
 	for _, s := range doc.Sections {
 		if s.Title != "" {
-			fmt.Fprintf(w, "### %s\n\n", s.Title)
+			fmt.Fprintf(w, "### %s\n\n", mdText(s.Title))
 		}
 		writeMarkdownTable(w, s.Header, s.Rows)
 		fmt.Fprintln(w)
 	}
 	for _, n := range doc.Notes {
-		fmt.Fprintf(w, "- %s\n", MarkdownEscape(n))
+		fmt.Fprintf(w, "- %s\n", mdText(n))
 	}
 	if doc.Explain != "" {
-		fmt.Fprintf(w, "\n<details><summary>How each figure was derived</summary>\n\n```\n%s```\n\n</details>\n", doc.Explain)
+		explain := safetext.Terminal(doc.Explain)
+		fence := mdFence(explain)
+		fmt.Fprintf(w, "\n<details><summary>How each figure was derived</summary>\n\n%s\n%s%s\n\n</details>\n", fence, explain, fence)
 	}
 	return nil
 }
@@ -45,15 +49,7 @@ func writeMarkdownTable(w io.Writer, header []string, rows [][]string) {
 func escapeAll(cells []string) []string {
 	out := make([]string, len(cells))
 	for i, c := range cells {
-		out[i] = MarkdownEscape(c)
+		out[i] = mdText(c)
 	}
 	return out
 }
-
-// MarkdownEscape makes text safe inside a markdown table cell: pipes
-// escaped, newlines as <br>, angle brackets as entities.
-func MarkdownEscape(s string) string {
-	return cellEscaper.Replace(s)
-}
-
-var cellEscaper = strings.NewReplacer("|", `\|`, "\r", "", "\n", "<br>", "<", "&lt;", ">", "&gt;")

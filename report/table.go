@@ -4,35 +4,55 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
 func renderTable(w io.Writer, doc *Doc) error {
 	if doc.Title != "" {
-		fmt.Fprintln(w, doc.Title)
+		fmt.Fprintln(w, termText(doc.Title))
 		fmt.Fprintln(w)
 	}
 	for _, s := range doc.Sections {
 		if s.Title != "" {
-			fmt.Fprintln(w, s.Title)
+			fmt.Fprintln(w, termText(s.Title))
 		}
-		if err := writeTable(w, s.Header, s.Rows); err != nil {
+		if err := writeTable(w, termCells(s.Header), termRows(s.Rows)); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
 	}
 	for _, n := range doc.Notes {
-		fmt.Fprintln(w, "• "+n)
+		fmt.Fprintln(w, "• "+termText(n))
 	}
 	if doc.Explain != "" {
 		if len(doc.Notes) > 0 {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w, "How each figure was derived:")
-		fmt.Fprint(w, doc.Explain)
+		fmt.Fprint(w, safetext.Terminal(doc.Explain))
 	}
 	return nil
+}
+
+func termCells(cells []string) []string {
+	if cells == nil {
+		return nil
+	}
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = termText(c)
+	}
+	return out
+}
+
+func termRows(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = termCells(r)
+	}
+	return out
 }
 
 // writeTable renders one bordered table, left-aligned, header as given;

@@ -3,20 +3,24 @@ package rules
 import (
 	"errors"
 	"fmt"
-	"github.com/kvplan/kvplan/internal/suggest"
 	"reflect"
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/kvplan/kvplan/internal/suggest"
+	"github.com/kvplan/kvplan/units"
 )
 
 // Sandbox bounds. Every rule expression is parsed with at most MaxNodes AST
 // nodes and every evaluation runs in a VM whose memory budget is MemoryBudget
-// (expr's unit: roughly one per element a range, map or filter allocates).
+// (expr's unit: roughly one per element a range, map or filter allocates);
+// Budget (budget.go) bounds steps, string bytes and time as well.
 const (
 	MaxNodes     = 1000
 	MemoryBudget = 100_000
@@ -78,7 +82,10 @@ func joinErrors(errs []error) error {
 // for concurrent use.
 type Set struct {
 	Rules []*Rule
-	byID  map[string]*Rule
+	// Budget bounds each evaluation and each Evaluate; zero fields mean
+	// DefaultBudget's. Set it before evaluating, not during.
+	Budget Budget
+	byID   map[string]*Rule
 }
 
 // Rule returns the rule with the given id, or nil.
@@ -89,6 +96,7 @@ type Options struct {
 	Paths     []string // user rule files or directories, in order of precedence (later wins)
 	NoDefault bool     // leave out the embedded default pack (--no-default-rules)
 	Disable   []string // rule ids to turn off (--disable)
+	Budget    Budget   // zero fields mean DefaultBudget's
 }
 
 // Load reads the user packs named in opts, layers them over the embedded
@@ -101,7 +109,7 @@ func Load(opts Options) (*Set, error) {
 	if !opts.NoDefault {
 		packs = append([]*Pack{DefaultPack()}, packs...)
 	}
-	return Compile(packs, opts.Disable...)
+	return CompileWithBudget(packs, opts.Budget, opts.Disable...)
 }
 
 // Compile layers packs in order and compiles every rule against Env.
@@ -113,6 +121,14 @@ func Load(opts Options) (*Set, error) {
 // [extend] disable or in disable are removed; an id that names no rule of
 // any pack is an error with a suggestion.
 func Compile(packs []*Pack, disable ...string) (*Set, error) {
+	return CompileWithBudget(packs, Budget{}, disable...)
+}
+
+// CompileWithBudget is Compile under budget: a load compiles at most
+// budget.Rules rules, within budget.CompileTime, and the Set evaluates under
+// budget. Zero fields mean DefaultBudget's.
+func CompileWithBudget(packs []*Pack, budget Budget, disable ...string) (*Set, error) {
+	b := budget.withDefaults()
 	useDefault := true
 	for _, p := range packs {
 		if p.File != DefaultFile && !p.UseDefault {
@@ -168,12 +184,27 @@ func Compile(packs []*Pack, disable ...string) (*Set, error) {
 			errs = append(errs, fmt.Errorf("--disable %s: no rule %q%s", id, id, suggest.DidYouMean(id, order)))
 		}
 	}
-	s := &Set{byID: map[string]*Rule{}}
+	n := 0
+	for _, id := range order {
+		if !off[id] {
+			n++
+		}
+	}
+	if n > b.Rules {
+		return nil, fmt.Errorf("rule packs hold %d rules: %w; split them, or turn some off", n,
+			&BudgetError{Budget: "rule count", Limit: units.Thousands(int64(b.Rules)) + " rules per load"})
+	}
+	s := &Set{Budget: budget, byID: map[string]*Rule{}}
+	start := time.Now()
 	for _, id := range order {
 		if off[id] {
 			continue
 		}
 		r := byID[id]
+		if time.Since(start) > b.CompileTime {
+			return nil, fmt.Errorf("compiling rule %s (%s:%d): %w", r.ID, r.File, r.Line,
+				&BudgetError{Budget: "compile time", Limit: b.CompileTime.String() + " per load"})
+		}
 		if err := r.compile(); err != nil {
 			errs = append(errs, err)
 			continue
@@ -192,6 +223,7 @@ func baseOptions() []expr.Option {
 	for _, b := range disabledBuiltins {
 		opts = append(opts, expr.DisableBuiltin(b))
 	}
+	opts = append(opts, budgetOptions()...)
 	return append(opts, helperOptions()...)
 }
 
@@ -237,7 +269,7 @@ var fieldRe = regexp.MustCompile(`^[a-z_][a-z0-9_-]*(\.([a-z0-9_-]+|\*))*$`)
 // compileExpr compiles src; base locates src in its file (offset adds to the
 // expression's own line 1, column 1, for placeholders inside templates).
 func (r *Rule) compileExpr(field, src string, pos exprPos, opts []expr.Option) (*vm.Program, error) {
-	prog, err := expr.Compile(src, opts...)
+	prog, err := compileBudgeted(src, opts)
 	if err == nil {
 		return prog, nil
 	}

@@ -181,7 +181,7 @@ message = "concurrency ${workload.concurrency}"
 	}
 	for id, want := range map[string]string{
 		"rule-error/index":      "rule index failed: when: index out of range",
-		"rule-error/budget":     "rule budget failed: when: memory budget exceeded",
+		"rule-error/budget":     "rule budget stopped: when: over the memory budget (100,000 elements of ranges, arrays and maps per evaluation)",
 		"rule-error/int-div":    `rule int-div failed for pool "p": when: runtime error: integer divide by zero`,
 		"rule-error/in-message": "rule in-message failed: message: index out of range",
 		"fine":                  "concurrency 4",

@@ -1,10 +1,12 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/expr-lang/expr/vm"
 
@@ -38,22 +40,46 @@ var vmPool = sync.Pool{New: func() any { return &vm.VM{MemoryBudget: MemoryBudge
 
 // Evaluate runs every rule of the set over env and returns the findings,
 // most severe first and in rule order within a severity. A rule that fails at
-// run time (an index out of range, an integer division by zero, the memory
-// budget exceeded) gives a deny finding "rule-error/<id>" and the other rules
-// still run. env is not modified.
+// run time (an index out of range, an integer division by zero, a budget
+// exceeded: see Budget) gives a deny finding "rule-error/<id>" and the other
+// rules still run. Once the check's total time budget is spent, each rule
+// not yet run gives one such finding instead. env is not modified.
 func (s *Set) Evaluate(env *Env) []Finding {
+	b := s.Budget.withDefaults()
 	m := vmPool.Get().(*vm.VM)
 	defer vmPool.Put(m)
+	m.MemoryBudget = b.Elements
 	e := *env // per_pool rules bind e.Pool
+	mt := &meter{b: b}
+	meters.Store(&e, mt)
+	defer meters.Delete(&e)
+	// The total deadline is checked every 16 evaluations, and after any
+	// evaluation that did real work (64 steps or more).
+	deadline := time.Now().Add(b.Total)
+	evals := 0
+	late := func() bool {
+		evals++
+		return (evals&15 == 0 || mt.steps >= 64 || mt.charges >= 16) && time.Now().After(deadline)
+	}
 	var out []Finding
 	for _, r := range s.Rules {
+		if late() {
+			out = append(out, r.budgetFinding(totalBudgetError(b), "", &e))
+			continue
+		}
 		if !r.PerPool {
 			e.Pool = PoolEnv{}
+			mt.reset()
 			out = r.eval(m, &e, out)
 			continue
 		}
 		for i := range env.Pools {
+			if i > 0 && late() {
+				out = append(out, r.budgetFinding(totalBudgetError(b), "", &e))
+				break
+			}
 			e.Pool = env.Pools[i]
+			mt.reset()
 			out = r.eval(m, &e, out)
 		}
 	}
@@ -92,6 +118,15 @@ func (r *Rule) eval(m *vm.VM, env *Env, out []Finding) []Finding {
 }
 
 func (r *Rule) runtimeError(field string, env *Env, err error) Finding {
+	var be *BudgetError
+	if errors.As(err, &be) {
+		return r.budgetFinding(be, field, env)
+	}
+	if strings.Contains(err.Error(), "memory budget exceeded") { // expr's own
+		if mt := meterOf(env); mt != nil {
+			return r.budgetFinding(elementBudgetError(mt.b), field, env)
+		}
+	}
 	where := ""
 	if r.PerPool {
 		where = fmt.Sprintf(" for pool %q", env.Pool.Name)
@@ -105,6 +140,31 @@ func (r *Rule) runtimeError(field string, env *Env, err error) Finding {
 		Fix:      fmt.Sprintf("correct the rule's %s (%s:%d), or turn it off with --disable %s", field, r.File, r.Line, r.ID),
 	}
 	if r.PerPool {
+		f.Pool = env.Pool.Name
+	}
+	return f
+}
+
+// budgetFinding is the rule-error finding of a rule over a budget: it names
+// the budget. field is "" when the rule did not run at all.
+func (r *Rule) budgetFinding(be *BudgetError, field string, env *Env) Finding {
+	where := ""
+	if r.PerPool && field != "" {
+		where = fmt.Sprintf(" for pool %q", env.Pool.Name)
+	}
+	f := Finding{
+		RuleID:   RuntimeErrorPrefix + r.ID,
+		Severity: Deny,
+		Why:      "a rule that cannot be evaluated cannot vouch for the plan, so kvplan fails the check rather than pass it silently",
+	}
+	if field == "" {
+		f.Message = fmt.Sprintf("rule %s was not evaluated: %v", r.ID, be)
+		f.Fix = fmt.Sprintf("the rules before it used up the check; make them cheaper, or turn some off with --disable (%s:%d)", r.File, r.Line)
+	} else {
+		f.Message = fmt.Sprintf("rule %s stopped%s: %s: %v", r.ID, where, field, be)
+		f.Fix = fmt.Sprintf("the rule does more work than any check needs: simplify its %s (%s:%d), or turn it off with --disable %s", field, r.File, r.Line, r.ID)
+	}
+	if r.PerPool && field != "" {
 		f.Pool = env.Pool.Name
 	}
 	return f

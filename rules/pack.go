@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/expr-lang/expr/vm"
+	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/internal/tomlpos"
 )
 
@@ -208,7 +209,7 @@ func LoadPacks(paths ...string) ([]*Pack, error) {
 			return nil, err
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			data, err := safefile.ReadFile(f, safefile.RulePack)
 			if err != nil {
 				return nil, fmt.Errorf("read rule pack: %w", err)
 			}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/internal/tomlpos"
 	"github.com/kvplan/kvplan/planfile"
 )
@@ -98,7 +99,7 @@ func RunTests(dir string, set *Set, build Builder) ([]TestResult, error) {
 // RunTest runs one NAME.expect.toml file.
 func RunTest(expectFile string, set *Set, build Builder) (TestResult, error) {
 	res := TestResult{Name: expectFile}
-	data, err := os.ReadFile(expectFile)
+	data, err := safefile.ReadFile(expectFile, safefile.RuleTest)
 	if err != nil {
 		return res, fmt.Errorf("rule test: %w", err)
 	}
@@ -192,6 +193,9 @@ func RunTest(expectFile string, set *Set, build Builder) (TestResult, error) {
 // against Env.
 func decodeExpect(file string, data []byte) (expectDoc, *tomlpos.Index, error) {
 	var doc expectDoc
+	if err := tomlpos.Guard(file, data); err != nil {
+		return doc, nil, err
+	}
 	md, err := toml.Decode(string(data), &doc)
 	if err != nil {
 		var pe toml.ParseError

@@ -135,6 +135,11 @@ func (t template) render(m *vm.VM, env *Env) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if mt := meterOf(env); mt != nil { // a list of big strings prints big
+			if err := mt.charge(sizeOf(v, mt.b.Bytes-mt.bytes)); err != nil {
+				return "", err
+			}
+		}
 		b.WriteString(formatValue(v))
 	}
 	return b.String(), nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/internal/safetext"
 )
 
 // Exit codes, as `kvplan --help` lists them.
@@ -50,7 +52,10 @@ func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) 
 	}()
 	app := newApp(stdout, stderr)
 	app.Reader = stdin
-	err := app.Run(flagsFirst(app, args))
+	args, err := numberFlags(app, flagsFirst(app, args))
+	if err == nil {
+		err = app.Run(args)
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -70,6 +75,10 @@ func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) 
 	return ExitUsage
 }
 
+// maxErrorLine bounds one line of an error: a 10 MB engine name must not be
+// echoed as a 10 MB line.
+const maxErrorLine = 2000
+
 // flatten lists the leaves of joined errors (errors.Join), in order.
 func flatten(err error) []error {
 	joined, ok := err.(interface{ Unwrap() []error })
@@ -83,8 +92,11 @@ func flatten(err error) []error {
 	return out
 }
 
+// oneLine writes an error on one line, with control characters (ANSI
+// escapes from a name in a file) as visible escapes, cut at maxErrorLine.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+	s = safetext.Clip(s, maxErrorLine)
+	return safetext.Line(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {

@@ -3,17 +3,18 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/planfile"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/rules"
+	"github.com/kvplan/kvplan/units"
 )
 
 func ruleFlags() []cli.Flag {
@@ -51,6 +52,7 @@ assumed and listed.`,
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json, markdown, junit, sarif or github"},
 			&cli.StringFlag{Name: "fail-on", Value: "deny", Usage: "lowest severity that fails the check: deny, warn or info"},
 			&cli.BoolFlag{Name: "explain", Usage: "also show how each figure was derived (table and markdown)"},
+			&cli.BoolFlag{Name: "allow-outside-paths", Usage: "let the plan's model.config name a file outside the plan file's directory (off: a plan from a pull request must not read ../../etc/passwd)"},
 		),
 		Action: runCheck,
 	}
@@ -89,11 +91,11 @@ func runCheck(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("check: give exactly one plan file or manifest (e.g. kvplan check examples/clean.toml)")
 	}
-	format := c.String("output")
-	if !slices.Contains(report.CheckFormats(), format) {
-		return fmt.Errorf("check: -o %q is not a format; use one of %s", format, strings.Join(report.CheckFormats(), ", "))
+	format, err := units.ParseEnum(c.String("output"), report.CheckFormats()) // -o SARIF is sarif
+	if err != nil {
+		return fmt.Errorf("check: -o %q is not a format; use one of %s", c.String("output"), strings.Join(report.CheckFormats(), ", "))
 	}
-	failOn, err := rules.ParseSeverity(c.String("fail-on"))
+	failOn, err := rules.ParseSeverity(strings.ToLower(c.String("fail-on")))
 	if err != nil {
 		return fmt.Errorf("check: --fail-on: %w", err)
 	}
@@ -124,7 +126,7 @@ func runCheck(c *cli.Context) error {
 		return internalError{err}
 	}
 	if c.Bool("explain") && (format == "table" || format == "markdown") {
-		fmt.Fprintf(&buf, "\nHow each figure was derived:\n%s", dep.Derivation.String())
+		fmt.Fprintf(&buf, "\nHow each figure was derived:\n%s", safetext.Terminal(dep.Derivation.String()))
 	}
 	if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
 		return err

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
+	"github.com/kvplan/kvplan/units"
 )
 
 // commonFlags are accepted by every command that prints a result.
@@ -40,10 +40,10 @@ func loadCatalog(c *cli.Context) (*catalog.Catalog, error) {
 
 // outputFormat checks -o against the formats a command supports.
 func outputFormat(c *cli.Context, extra ...string) (string, error) {
-	f := c.String("output")
 	ok := append(report.Formats(), extra...)
-	if !slices.Contains(ok, f) {
-		return "", fmt.Errorf("-o %q is not a format; use one of %s", f, strings.Join(ok, ", "))
+	f, err := units.ParseEnum(c.String("output"), ok) // -o JSON is json
+	if err != nil {
+		return "", fmt.Errorf("-o %q is not a format; use one of %s", c.String("output"), strings.Join(ok, ", "))
 	}
 	return f, nil
 }
@@ -127,11 +127,6 @@ func modelFlags() []cli.Flag {
 		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel ranks; kv heads per rank = max(1, kv_heads / tp); the model's heads must divide (vLLM)"},
 		&cli.BoolFlag{Name: "beyond-context", Usage: "accept token counts past the model's max context (max_position_embeddings)"},
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // required checks that string flags were given; urfave/cli's own check

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/internal/suggest"
 	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/models/hfimport"
@@ -41,7 +43,7 @@ the config pins one; sglang: the same, but fp32 recurrent state by default).`,
 			&cli.StringFlag{Name: "quant-config", Usage: "the checkpoint's hf_quant_config.json, when config.json has no quantization_config (modelopt checkpoints)"},
 			&cli.BoolFlag{Name: "print", Usage: "print the entry to stdout (the default when --out is not given)"},
 			&cli.StringFlag{Name: "out", Usage: "write the entry to this file"},
-			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists"},
+			&cli.BoolFlag{Name: "force", Usage: "overwrite --out if it exists, or write through it if it is a symbolic link"},
 		},
 		Action: runImport,
 	}
@@ -52,7 +54,7 @@ func runImport(c *cli.Context) error {
 		return fmt.Errorf("models import: give exactly one config.json path")
 	}
 	path := c.Args().First()
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.ModelConfig)
 	if err != nil {
 		return fmt.Errorf("models import: %w", err)
 	}
@@ -69,7 +71,7 @@ func runImport(c *cli.Context) error {
 		}
 	}
 	if qf := c.String("quant-config"); qf != "" {
-		if opts.QuantConfig, err = os.ReadFile(qf); err != nil {
+		if opts.QuantConfig, err = safefile.ReadFile(qf, safefile.QuantConfig); err != nil {
 			return fmt.Errorf("models import: --quant-config: %w", err)
 		}
 		opts.QuantFile = qf
@@ -92,10 +94,13 @@ func runImport(c *cli.Context) error {
 		}
 	}
 	if dest != "" {
-		if exists(dest) && !c.Bool("force") {
-			return fmt.Errorf("models import: %s exists; add --force to overwrite it, or choose another --out", dest)
-		}
-		if err := os.WriteFile(dest, out, 0o644); err != nil {
+		// Atomic: a failed write leaves the old file and no stray file; a
+		// symbolic link (even a dangling one) counts as existing.
+		force := c.Bool("force")
+		if err := safefile.WriteAtomic(dest, out, safefile.WriteOptions{Overwrite: force, FollowSymlink: force}); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("models import: %s exists; add --force to overwrite it, or choose another --out", dest)
+			}
 			return fmt.Errorf("models import: %w", err)
 		}
 		fmt.Fprintf(c.App.ErrWriter, "wrote %s (model %q)\n", dest, m.Name)

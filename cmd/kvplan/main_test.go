@@ -189,7 +189,7 @@ func TestBadInput(t *testing.T) {
 		{"zero tokens", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "0"}, "--tokens 0: must be > 0"},
 		{"negative concurrency", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--concurrency", "-2"}, "--concurrency -2: must be > 0"},
 		{"absurd tokens", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "999999999999"}, "absurdly large"},
-		{"not a number", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "many"}, "invalid value \"many\" for flag -tokens"},
+		{"not a number", []string{"kv", "--model", "qwen3-0.6b", "--tokens", "many"}, `kv: --tokens many: count "many" does not start with a number: want a count such as 8000, 1.5k, 2M or 1e6`},
 		{"negative prefill", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-ms", "-5"}, "--prefill-ms -5"},
 		{"bad throughput", []string{"disagg", "--model", "qwen3-0.6b", "--throughput", "fast"}, `--throughput: rate "fast" does not start with a number`},
 		{"link and throughput", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--throughput", "1Gbps"}, "not both"},

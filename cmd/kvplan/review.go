@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -11,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/manifest"
 	"github.com/kvplan/kvplan/planfile"
 	"github.com/kvplan/kvplan/report"
@@ -104,16 +103,13 @@ func isManifest(path string) bool {
 	return path == "-"
 }
 
-// readInput reads a file, or stdin for "-".
+// readInput reads a manifest file (regular, capped: safefile), or stdin
+// for "-".
 func readInput(c *cli.Context, path string) ([]byte, error) {
 	if path == "-" {
-		data, err := io.ReadAll(c.App.Reader)
-		if err != nil {
-			return nil, fmt.Errorf("read stdin: %w", err)
-		}
-		return data, nil
+		return safefile.ReadFrom(c.App.Reader, "stdin", safefile.Manifest)
 	}
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.Manifest)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
@@ -127,7 +123,7 @@ func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Pla
 	var file *planfile.Plan
 	path := arg
 	if !isManifest(arg) {
-		p, err := planfile.Load(arg)
+		p, err := planfile.LoadWith(arg, planfile.Options{AllowOutsidePaths: c.Bool("allow-outside-paths")})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -136,9 +132,15 @@ func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Pla
 		}
 		file, path = p, p.ManifestPath()
 	}
-	data, err := readInput(c, path)
+	var data []byte
+	var err error
+	if file != nil && path != "-" {
+		data, err = file.ReadManifest() // a regular file, capped
+	} else {
+		data, err = readInput(c, path)
+	}
 	if err != nil {
-		if file != nil {
+		if file != nil && path == "-" {
 			return nil, nil, file.FieldError("deployment.manifest", err)
 		}
 		return nil, nil, err

@@ -24,11 +24,14 @@ var (
 	RulePack    = Kind{Name: "rule pack", MaxBytes: 4 << 20}
 	RuleTest    = Kind{Name: "rule test file", MaxBytes: 4 << 20}
 	ModelConfig = Kind{Name: "config.json", MaxBytes: 4 << 20}
+	QuantConfig = Kind{Name: "quantization config", MaxBytes: 4 << 20} // hf_quant_config.json
 	Manifest    = Kind{Name: "manifest", MaxBytes: 4 << 20}
 )
 
 // Kinds lists the kinds above, for documentation and tests.
-func Kinds() []Kind { return []Kind{Plan, Catalog, RulePack, RuleTest, ModelConfig, Manifest} }
+func Kinds() []Kind {
+	return []Kind{Plan, Catalog, RulePack, RuleTest, ModelConfig, QuantConfig, Manifest}
+}
 
 // Stdin is what "-" reads; tests may replace it.
 var Stdin io.Reader = os.Stdin
@@ -88,12 +91,12 @@ var ErrNotRegular = errors.New("not a regular file")
 func Open(path string, k Kind) (*os.File, error) {
 	f, err := openNonBlocking(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k.Name, err)
+		return nil, err // *fs.PathError: "open x: no such file or directory"
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", k.Name, err)
+		return nil, err
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()

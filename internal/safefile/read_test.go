@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,5 +113,31 @@ func TestLineReader(t *testing.T) {
 	lr = NewLineReader(zeros{}, 1<<10)
 	if _, err := lr.Next(); !errors.Is(err, ErrLineTooLong) {
 		t.Errorf("endless line: %v", err)
+	}
+}
+
+// TestMillionIDLine: one trace line with a million hash ids took 1.4 GB in
+// the trace reader; the line reader refuses it after its 1 MiB cap, having
+// buffered no more than that.
+func TestMillionIDLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"timestamp": 0, "input_length": 512000000, "output_length": 1, "hash_ids": [`)
+	for i := range 1_000_000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(i))
+	}
+	b.WriteString("]}\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	lr := NewLineReader(strings.NewReader(b.String()), DefaultMaxLine)
+	_, err := lr.Next()
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrLineTooLong) || err.Error() != "line 1: line too long: longer than the 1 MiB line cap" {
+		t.Errorf("err = %v", err)
+	}
+	if a := after.TotalAlloc - before.TotalAlloc; a > 3<<20 {
+		t.Errorf("allocated %d bytes for a refused line", a)
 	}
 }

@@ -13,9 +13,15 @@ import (
 // minScore is the Jaro-Winkler similarity below which a name is not offered.
 const minScore = 0.8
 
+// maxName is the longest name Closest compares.
+const maxName = 256
+
 // Closest returns up to n of names most similar to name, best first,
 // ignoring case. A name that contains what was typed ranks higher.
 func Closest(name string, names []string, n int) []string {
+	if len(name) > maxName {
+		return nil // a 10 MB "name" is no typo, and comparing it is slow
+	}
 	want := strings.ToLower(strings.TrimSpace(name))
 	type scored struct {
 		name  string

@@ -41,7 +41,11 @@ func (e *Error) Error() string {
 
 // DecodeStrict decodes data into v and refuses keys that v does not declare.
 // Errors carry file and line; an unknown key lists the keys accepted there.
+// Guard runs first, so hostile shapes never reach the decoder.
 func DecodeStrict(file string, data []byte, v any) (*Index, error) {
+	if err := Guard(file, data); err != nil {
+		return nil, err
+	}
 	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		var pe toml.ParseError

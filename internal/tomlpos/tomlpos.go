@@ -20,9 +20,44 @@ type Entry struct {
 	Root  string   // name of the enclosing [[array]] table, if any
 }
 
-// Index lists every key and header of a TOML document in order.
+// Index lists every key and header of a TOML document in order. Lookups
+// are map reads, so a file of 20,000 pools costs no more per lookup than a
+// file of two.
 type Index struct {
 	Entries []Entry
+
+	byPath  map[string][]int   // joined path → lines, in file order
+	byArray map[arrayKey][]int // (root, element) → indices into Entries
+	below   map[string]int     // joined path → first line of a key strictly below it
+}
+
+type arrayKey struct {
+	root    string
+	element int
+}
+
+// pathKey joins a key path; NUL cannot occur in a TOML key's path parts as
+// splitKey makes them.
+func pathKey(path []string) string { return strings.Join(path, "\x00") }
+
+func (x *Index) build() {
+	x.byPath = make(map[string][]int, len(x.Entries))
+	x.byArray = map[arrayKey][]int{}
+	x.below = map[string]int{}
+	for i, e := range x.Entries {
+		k := pathKey(e.Path)
+		x.byPath[k] = append(x.byPath[k], e.Line)
+		if e.Root != "" {
+			ak := arrayKey{e.Root, e.Array}
+			x.byArray[ak] = append(x.byArray[ak], i)
+		}
+		for n := 1; n < len(e.Path); n++ {
+			pk := pathKey(e.Path[:n])
+			if _, ok := x.below[pk]; !ok {
+				x.below[pk] = e.Line
+			}
+		}
+	}
 }
 
 // New scans data and indexes its keys.
@@ -92,32 +127,43 @@ func New(data []byte) *Index {
 			depth = strings.Count(value, "[") - strings.Count(value, "]")
 		}
 	}
+	idx.build()
 	return idx
 }
 
 // Line returns the line of the n-th (0-based) occurrence of the key path, or 0.
 func (x *Index) Line(path []string, n int) int {
-	for _, e := range x.Entries {
-		if slices.Equal(e.Path, path) {
-			if n == 0 {
-				return e.Line
-			}
-			n--
-		}
+	if x.byPath == nil {
+		x.build()
 	}
-	return 0
+	lines := x.byPath[pathKey(path)]
+	if n < 0 || n >= len(lines) {
+		return 0
+	}
+	return lines[n]
+}
+
+// FirstBelow returns the line of the first key whose path starts with path
+// and is longer (a key of a table written with dotted keys, which has no
+// header of its own), or 0.
+func (x *Index) FirstBelow(path []string) int {
+	if x.byPath == nil {
+		x.build()
+	}
+	return x.below[pathKey(path)]
 }
 
 // InArray returns the line of key (a path relative to the element) inside the
 // element-th [[array]] table, or the line of that element's header when the
 // key is absent, or 0 when there is no such element.
 func (x *Index) InArray(array string, element int, key ...string) int {
+	if x.byPath == nil {
+		x.build()
+	}
 	want := append(splitKey(array), key...)
 	header := 0
-	for _, e := range x.Entries {
-		if e.Root != array || e.Array != element {
-			continue
-		}
+	for _, i := range x.byArray[arrayKey{array, element}] {
+		e := x.Entries[i]
 		if header == 0 {
 			header = e.Line
 		}
