@@ -70,7 +70,7 @@ func planDeployment(cat *catalog.Catalog, p *planfile.Plan) (*planner.Deployment
 	if err != nil {
 		return nil, err
 	}
-	if _, err := capacity.ForDeployment(dep, planTimers(cat)); err != nil {
+	if _, err := capacity.ForDeployment(dep, planEngine(cat)); err != nil {
 		return nil, internalError{err}
 	}
 	return dep, nil

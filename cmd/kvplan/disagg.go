@@ -133,7 +133,7 @@ func disaggAtLoad(c *cli.Context, cat *catalog.Catalog, sc planner.DisaggScenari
 	if err != nil {
 		return err
 	}
-	a, err := capacity.DisaggAtLoad(sc, engine, rate, planTimers(cat))
+	a, err := capacity.DisaggAtLoad(sc, engine, rate, planEngine(cat))
 	if err != nil {
 		if rate > 0 {
 			return fmt.Errorf("disagg: --rate: %w", err)

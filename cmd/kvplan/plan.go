@@ -138,7 +138,8 @@ func runPlan(c *cli.Context) error {
 
 // planQuery turns the flags into a capacity query.
 func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
-	q := &capacity.Query{FrontendMS: c.Float64("frontend-ms"), Pricing: c.String("pricing"), Timers: planTimers(cat)}
+	em := planEngine(cat)
+	q := &capacity.Query{FrontendMS: c.Float64("frontend-ms"), Pricing: c.String("pricing"), Timers: em.Timers}
 	var err error
 	if q.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err
@@ -146,6 +147,7 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	if q.Engine, err = cat.Engine(c.String("engine")); err != nil {
 		return nil, err
 	}
+	q.SeparatePrefill = em.SeparatePrefill != nil && em.SeparatePrefill(q.Engine.Name)
 	if q.InputTokens, err = positive(c, "isl", false); err != nil {
 		return nil, err
 	}

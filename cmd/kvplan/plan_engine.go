@@ -7,10 +7,11 @@ import (
 	"github.com/kvplan/kvplan/planner/capacity"
 )
 
-// planTimers builds the engine model of each worker `kvplan plan` sizes.
-// Tests replace it with a stand-in.
-var planTimers = func(cat *catalog.Catalog) capacity.TimerFactory {
-	return func(capacity.EngineSpec) (capacity.StepTimer, string, error) {
+// planEngine is the engine model `kvplan plan`, `check` and `disagg` size
+// with: each worker's step times and the engine's schedule. Tests replace
+// it with a stand-in.
+var planEngine = func(cat *catalog.Catalog) capacity.EngineModel {
+	return capacity.EngineModel{Timers: func(capacity.EngineSpec) (capacity.StepTimer, string, error) {
 		return nil, "", errors.New("the engine model (package perf) is not on this branch yet")
-	}
+	}}
 }

@@ -18,9 +18,9 @@ import (
 // model, so their figures stay fixed while the fitted model changes.
 func withStandIn(t *testing.T) {
 	t.Helper()
-	old := planTimers
-	planTimers = func(*catalog.Catalog) capacity.TimerFactory { return capacitytest.Timers }
-	t.Cleanup(func() { planTimers = old })
+	old := planEngine
+	planEngine = func(*catalog.Catalog) capacity.EngineModel { return capacity.EngineModel{Timers: capacitytest.Timers} }
+	t.Cleanup(func() { planEngine = old })
 }
 
 var exampleArgs = []string{"plan", "--model", "llama-3.1-70b", "--isl", "4000", "--osl", "512", "--rate", "20",

@@ -17,7 +17,7 @@ import (
 // engine model cannot be built is left without figures, and so are plans
 // without a request rate or whose pools are not one aggregated pool or one
 // prefill and one decode pool; notes say why.
-func ForDeployment(dep *planner.Deployment, timers TimerFactory) (notes []string, err error) {
+func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err error) {
 	p := dep.Plan
 	w := p.Workload
 	if w.RequestRate <= 0 || w.InputTokens < 1 || w.OutputTokens < 1 {
@@ -25,7 +25,8 @@ func ForDeployment(dep *planner.Deployment, timers TimerFactory) (notes []string
 	}
 	q := &Query{Model: dep.Model, Engine: dep.Engine, InputTokens: w.InputTokens, OutputTokens: w.OutputTokens,
 		RatePerS: w.RequestRate, TTFTP95MS: p.SLO.TTFTMS, ITLP95MS: p.SLO.ITLMS, Links: nil,
-		Prefixes: w.Prefixes, PrefixTokens: w.PrefixTokens, FrontendMS: planner.DefaultFrontendMS, Timers: timers}
+		Prefixes: w.Prefixes, PrefixTokens: w.PrefixTokens, FrontendMS: planner.DefaultFrontendMS, Timers: em.Timers,
+		SeparatePrefill: em.separate(dep.Engine.Name)}
 	slo := fmt.Sprintf("TTFT p95 ≤ %g ms, ITL p95 ≤ %g ms", q.TTFTP95MS, q.ITLP95MS)
 	switch {
 	case q.TTFTP95MS <= 0 && q.ITLP95MS <= 0:

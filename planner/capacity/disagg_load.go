@@ -53,7 +53,7 @@ func (q *Query) disaggAtLoad(s *shape, workers []int, rate float64, source strin
 // second, or, when it is 0, sc.Concurrency requests kept in flight, whose
 // rate follows by Little's law (rate = concurrency / (TTFT + (output − 1) ×
 // ITL), solved by fixed-point iteration).
-func DisaggAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS float64, timers TimerFactory) (*planner.DisaggAtLoad, error) {
+func DisaggAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS float64, em EngineModel) (*planner.DisaggAtLoad, error) {
 	switch {
 	case sc.Model == nil || sc.Link == nil || sc.PrefillGPU == nil || sc.DecodeGPU == nil || engine == nil:
 		return nil, fmt.Errorf("the comparison at a load needs a model, a link, both GPUs and an engine")
@@ -61,7 +61,8 @@ func DisaggAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS fl
 		return nil, fmt.Errorf("the comparison at a load needs at least one output token")
 	}
 	q := &Query{Model: sc.Model, Engine: engine, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens,
-		TTFTP95MS: maxSLOMS, ITLP95MS: maxSLOMS, FrontendMS: sc.FrontendMS, Timers: timers, Pricing: PricingOnDemand}
+		TTFTP95MS: maxSLOMS, ITLP95MS: maxSLOMS, FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
+		SeparatePrefill: em.separate(engine.Name)}
 	dtp := sc.DecodeTP
 	if dtp == 0 {
 		dtp = sc.TP

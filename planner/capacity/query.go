@@ -77,6 +77,20 @@ type EngineSpec struct {
 // error rejects the combination (say, tp not dividing the heads).
 type TimerFactory func(EngineSpec) (timer StepTimer, note string, err error)
 
+// EngineModel is what the search takes from the engine model: workers'
+// step times, and how the engine schedules prefill.
+type EngineModel struct {
+	Timers TimerFactory
+	// SeparatePrefill reports whether an engine runs prefill batches alone
+	// while decoding waits (SGLang); nil = none does.
+	SeparatePrefill func(engine string) bool
+}
+
+// separate reports em's schedule for engine.
+func (em EngineModel) separate(engine string) bool {
+	return em.SeparatePrefill != nil && em.SeparatePrefill(engine)
+}
+
 // maxAbsurd bounds counts and rates the search accepts.
 const (
 	maxTokens  = 10_000_000

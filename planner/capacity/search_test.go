@@ -405,7 +405,7 @@ func TestDisaggAtLoad(t *testing.T) {
 		l, _ := cat.Link(tc.link)
 		sc := planner.DisaggScenario{Model: m, TP: tc.tp, InputTokens: tc.isl, OutputTokens: tc.osl, Concurrency: 1, Link: l,
 			PrefillGPU: h100, DecodeGPU: h100, FrontendMS: 13}
-		a, err := DisaggAtLoad(sc, e, tc.rate, capacitytest.Timers)
+		a, err := DisaggAtLoad(sc, e, tc.rate, EngineModel{Timers: capacitytest.Timers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +425,7 @@ func TestDisaggAtLoad(t *testing.T) {
 	m, _ := cat.Model("llama-3.1-8b")
 	l, _ := cat.Link("ib-ndr")
 	sc := planner.DisaggScenario{Model: m, TP: 1, InputTokens: 2000, OutputTokens: 256, Concurrency: 16, Link: l, PrefillGPU: h100, DecodeGPU: h100, FrontendMS: 13}
-	a, err := DisaggAtLoad(sc, e, 0, capacitytest.Timers)
+	a, err := DisaggAtLoad(sc, e, 0, EngineModel{Timers: capacitytest.Timers})
 	if err != nil {
 		t.Fatal(err)
 	}
