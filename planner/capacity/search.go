@@ -189,14 +189,14 @@ func (q *Query) failed(s *shape, sizes func(int) []int, hi int) *Candidate {
 		return nil
 	}
 	floor := q.evaluate(s, sizes(hi), q.RatePerS)
-	n := hi
-	if !math.IsInf(floor.worst, 1) {
-		n, _ = smallest(1, hi, func(n int) bool { return q.evaluate(s, sizes(n), q.RatePerS).worst <= floor.worst*1.01 })
-	} else if s.roles[0].fits {
-		n = 1
-	} else {
-		n = 1
+	if math.IsInf(floor.worst, 1) {
+		// No size carries the rate at all: show one worker per role, failing
+		// for the reason even the largest size fails.
+		e := q.evaluate(s, sizes(1), q.RatePerS)
+		e.ok, e.limit = false, floor.limit
+		return q.candidate(s, e)
 	}
+	n, _ := smallest(1, hi, func(n int) bool { return q.evaluate(s, sizes(n), q.RatePerS).worst <= floor.worst*1.01 })
 	return q.candidate(s, q.evaluate(s, sizes(n), q.RatePerS))
 }
 

@@ -53,7 +53,6 @@ type shape struct {
 	model       *catalog.Model // with the weight dtype applied
 	link        *catalog.Link
 	roles       []*role // aggregated: one; disaggregated: prefill, decode
-	kvPerToken  int64   // KV bytes of one prompt token, all ranks of the prefill side
 	kv          *models.KV
 }
 
@@ -232,7 +231,7 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 									return nil, nil, err
 								}
 								out = append(out, &shape{mode: ModeDisaggregated, weightDtype: m.WeightDtype, kvDtype: kvr.KVDtype, model: m,
-									link: l, roles: []*role{p, d}, kv: kvp, kvPerToken: kvp.BytesPerToken() * int64(tpp)})
+									link: l, roles: []*role{p, d}, kv: kvp})
 							}
 						}
 					}
