@@ -42,7 +42,11 @@ func TestHostileCatalogNumbers(t *testing.T) {
 		{"inf price", hostileGPU, "source", "usd_per_hour = inf\nsource", `x.toml:6: gpu "g": usd_per_hour: +Inf is not a finite number`},
 		{"zero bandwidth", hostileGPU, `"512GB/s"`, `"0B/s"`, `x.toml:5: gpu "g": memory_bandwidth: must be > 0`},
 		{"inf bandwidth", hostileGPU, `"512GB/s"`, `"InfGB/s"`, `memory_bandwidth: rate "InfGB/s" is not a finite number`},
-		{"huge heads", hostileModel, "kv_heads = 8", "kv_heads = 9223372036854775807", `x.toml:6: model "m": kv_heads: 9223372036854775807 is too large: want at most 1,000,000,000,000,000`},
+		{"huge heads", hostileModel, "kv_heads = 8", "kv_heads = 9223372036854775807", `x.toml:6: model "m": kv_heads: 9223372036854775807 is out of range: want 1 to 16,384 heads`},
+		{"heads past their range", hostileModel, "kv_heads = 8", "kv_heads = 20_000", `x.toml:6: model "m": kv_heads: 20000 is out of range: want 1 to 16,384 heads`},
+		{"layers past their range", hostileModel, "layers = 2", "layers = 1_000_000", `x.toml:5: model "m": layers: 1000000 is out of range: want 1 to 10,000 layers`},
+		{"head_dim past its range", hostileModel, "head_dim = 128", "head_dim = 1_000_000", `x.toml:7: model "m": head_dim: 1000000 is out of range: want 1 to 16,384`},
+		{"params still at MaxInt", hostileModel, "params_total = 1_000", "params_total = 9223372036854775807", `params_total: 9223372036854775807 is too large: want at most 1,000,000,000,000,000`},
 		{"huge params", hostileModel, "params_total = 1_000", "params_total = 9_000_000_000_000_000_000", "params_total: 9000000000000000000 is too large"},
 	}
 	for _, c := range cases {

@@ -87,6 +87,66 @@ func (m *Model) validate() []fieldErr {
 			add("layout", "layer counts add up to %d, but layers is %d", sum, m.Layers)
 		}
 	}
+	return append(errs, m.limitErrs()...)
+}
+
+// A field's range: the smallest value it takes (checked with its own
+// message above) and the largest, far beyond any model published today and
+// small enough that the planner's products of them stay checkable. Above
+// the largest, a field is refused with its range (units.CheckInt), whatever
+// MaxInt allows.
+type fieldLimit struct {
+	field   string
+	v       int64
+	lo, hi  int64
+	unitFor string
+}
+
+const (
+	maxLayers    = 10_000
+	maxHeads     = 16_384
+	maxHeadDim   = 16_384
+	maxWindow    = 100_000_000 // tokens: a window past any context
+	maxStateByte = 1 << 40     // 1 TiB of state per layer and request
+)
+
+// limitErrs checks the upper bound of every geometry field of m.
+func (m *Model) limitErrs() []fieldErr {
+	limits := []fieldLimit{
+		{"layers", int64(m.Layers), 1, maxLayers, "layers"},
+		{"kv_heads", int64(m.KVHeads), 1, maxHeads, "heads"},
+		{"attention_heads", int64(m.AttentionHeads), 1, maxHeads, "heads"},
+		{"head_dim", int64(m.HeadDim), 1, maxHeadDim, ""},
+		{"hidden_size", int64(m.HiddenSize), 1, 1 << 20, ""},
+		{"vocab_size", int64(m.VocabSize), 1, 1 << 24, "tokens"},
+		{"max_context", int64(m.MaxContext), 1, 1_000_000_000, "tokens"},
+		{"mtp_layers", int64(m.MTPLayers), 0, 100, "layers"},
+	}
+	if m.MLA != nil {
+		limits = append(limits,
+			fieldLimit{"mla.kv_lora_rank", int64(m.MLA.KVLoraRank), 1, maxHeadDim, ""},
+			fieldLimit{"mla.qk_rope_head_dim", int64(m.MLA.QKRopeHeadDim), 0, maxHeadDim, ""},
+			fieldLimit{"mla.fp8_entry_bytes", int64(m.MLA.FP8EntryBytes), 0, 1 << 20, "bytes"})
+	}
+	for _, g := range m.Layout {
+		limits = append(limits,
+			fieldLimit{"layout.count", int64(g.Count), 1, maxLayers, "layers"},
+			fieldLimit{"layout.kv_heads", int64(g.KVHeads), 0, maxHeads, "heads"},
+			fieldLimit{"layout.head_dim", int64(g.HeadDim), 0, maxHeadDim, ""},
+			fieldLimit{"layout.window", int64(g.Window), 0, maxWindow, "tokens"},
+			fieldLimit{"layout.ratio", int64(g.Ratio), 0, maxWindow, "tokens"},
+			fieldLimit{"layout.index_bytes", g.IndexBytes, 0, 1 << 20, "bytes"},
+			fieldLimit{"layout.state_bytes", g.StateBytes, 0, maxStateByte, "bytes"},
+			fieldLimit{"layout.conv_dim", int64(g.ConvDim), 0, 1 << 24, ""},
+			fieldLimit{"layout.conv_kernel", int64(g.ConvKernel), 0, 1 << 10, ""},
+			fieldLimit{"layout.ssm_state_elements", g.SSMStateElements, 0, 1 << 36, ""})
+	}
+	var errs []fieldErr
+	for _, l := range limits {
+		if l.v > l.hi { // below lo has its own message in validate
+			errs = append(errs, fieldErr{l.field, units.CheckInt(l.v, l.lo, l.hi, l.unitFor).Error()})
+		}
+	}
 	return errs
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kvplan/kvplan/internal/suggest"
 	"github.com/kvplan/kvplan/planfile"
 )
 
@@ -85,6 +86,19 @@ func (e *engineArgs) lookup(name string) (*flagSpec, bool) {
 	return f, ok
 }
 
+// didYouMean offers the closest of the grammar's flag names to an unknown
+// one (" (did you mean -tp?)"), or "".
+func (e *engineArgs) didYouMean(name string) string {
+	var names []string
+	for _, f := range e.flags {
+		names = append(names, f.names...)
+	}
+	if c := suggest.Closest(name, names, 1); len(c) > 0 {
+		return " (did you mean " + c[0] + "?)"
+	}
+	return ""
+}
+
 // parse reads words as the engine's argument parser would and applies each
 // flag to w. Flags kvplan does not know are reported as not understood, with
 // the word after them when it is not a flag (it may be their value); a value
@@ -127,7 +141,7 @@ func (e *engineArgs) parse(w *worker, words []word) {
 				group = append(group, words[i+1])
 				i++
 			}
-			w.notUnderstood(e.name, group)
+			w.notUnderstoodHint(e.name, group, e.didYouMean(name))
 			continue
 		}
 		v := value{flag: name, on: on, at: wd.pos()}
@@ -168,8 +182,29 @@ func (e *engineArgs) parse(w *worker, words []word) {
 		}
 		if err != nil {
 			w.badValue(name, v.at, fmt.Sprintf("%s %s: %v", name, quoteIfNeeded(v.text), err), "")
+			continue
 		}
+		w.args = append(w.args, understood(spec, subKey, v))
 	}
+}
+
+// understood is an argument as Manifest.Args lists it.
+func understood(spec *flagSpec, subKey string, v value) Arg {
+	a := Arg{Flag: spec.names[0], Value: v.text, At: v.at}
+	if subKey != "" {
+		a.Flag += "." + subKey
+	}
+	switch spec.kind {
+	case isBool:
+		a.Value = fmt.Sprint(v.on)
+	case takesList:
+		texts := make([]string, len(v.list))
+		for i, wd := range v.list {
+			texts[i] = wd.text
+		}
+		a.Value = strings.Join(texts, " ")
+	}
+	return a
 }
 
 // isNumber reports whether a word that starts with "-" is a negative number

@@ -54,6 +54,12 @@ func (r *reader) assemble() error {
 		}
 		r.m.Findings = append(r.m.Findings, w.findings...)
 		r.m.Notes = append(r.m.Notes, w.notes...)
+		if len(w.args) > 0 {
+			if r.m.Args == nil {
+				r.m.Args = map[string][]Arg{}
+			}
+			r.m.Args[w.name] = w.args
+		}
 	}
 	if err := r.agreeModel(); err != nil {
 		return err
@@ -164,7 +170,7 @@ func (r *reader) routerPlan() {
 	p, ri := r.m.Plan, r.router
 	r.m.Notes = append(r.m.Notes, ri.notes...)
 	if !ri.set {
-		if len(ri.notes) == 0 {
+		if len(ri.notes) == 0 && !r.fromCommandLine {
 			r.m.Notes = append(r.m.Notes, Note{Text: "the manifest holds no router: planned as round-robin"})
 		}
 		p.Router.Mode = planfile.RouterRoundRobin

@@ -206,6 +206,9 @@ func (r *reader) publishing(w *worker) {
 func (r *reader) gpuCount(w *worker) {
 	need := max(1, w.tp) * max(1, w.pp) * max(1, w.dp)
 	if w.gpusPerPod < 0 {
+		if r.fromCommandLine {
+			return
+		}
 		w.note(w.at, "%s: the pod requests no GPU (no nvidia.com/gpu limit); planned with the %d its parallelism uses", w.name, need)
 		return
 	}

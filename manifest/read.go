@@ -44,6 +44,20 @@ type Manifest struct {
 	Findings []Finding
 	// Kinds lists the documents read, "DynamoGraphDeployment vllm-agg-router".
 	Kinds []string
+	// Args lists, per pool, the engine arguments kvplan understood, in the
+	// order written, each under the engine's own (first) name for it:
+	// "-tp 2" is {Flag: "--tensor-parallel-size", Value: "2"}. A command
+	// that takes engine settings of its own (kvplan memory's pasted vllm
+	// serve line) reads them here, including those a plan has no key for.
+	Args map[string][]Arg
+}
+
+// Arg is one engine argument as understood: its canonical flag name, its
+// value as written ("true" or "false" for a switch), and its place.
+type Arg struct {
+	Flag  string
+	Value string
+	At    planfile.Pos
 }
 
 // reader holds the state of reading one manifest file.
@@ -55,6 +69,9 @@ type reader struct {
 	// graphs groups workers of one DynamoGraphDeployment, whose vLLM workers
 	// decode when the graph has prefill workers.
 	graphs [][]*worker
+	// fromCommandLine is set when reading one pasted command line: there is no
+	// pod to hold GPUs and no router to note.
+	fromCommandLine bool
 }
 
 // routerInfo is what a manifest says about the router in front of the pools.

@@ -113,6 +113,7 @@ type worker struct {
 
 	notes    []Note
 	findings []Finding
+	args     []Arg // the arguments understood, canonical names (Manifest.Args)
 }
 
 func newWorker(src *source, name, what string, at planfile.Pos) *worker {
@@ -133,14 +134,18 @@ func (w *worker) finding(f Finding) {
 }
 
 // notUnderstood lists arguments kvplan does not know.
-func (w *worker) notUnderstood(entry string, words []word) {
+func (w *worker) notUnderstood(entry string, words []word) { w.notUnderstoodHint(entry, words, "") }
+
+// notUnderstoodHint is notUnderstood with a did-you-mean (" (did you mean
+// -tp?)") after the argument.
+func (w *worker) notUnderstoodHint(entry string, words []word, hint string) {
 	texts := make([]string, len(words))
 	for i, wd := range words {
 		texts[i] = wd.text
 	}
 	arg := strings.Join(texts, " ")
 	w.finding(Finding{ID: IDNotUnderstood, Severity: Info, At: words[0].pos(),
-		Message: fmt.Sprintf("%s: %s argument %q is not understood by kvplan; the review ignores it", w.name, entry, arg),
+		Message: fmt.Sprintf("%s: %s argument %q is not understood by kvplan%s; the review ignores it", w.name, entry, arg, hint),
 		Why:     "kvplan reads the engine arguments that change memory, parallelism, KV transfer and routing; it lists every other argument instead of guessing what it does",
 		Fix:     "check that the argument is spelled as the engine expects; if it changes memory or parallelism, say so in a plan file next to the manifest",
 	})

@@ -31,7 +31,7 @@ func FuzzParse(f *testing.F) {
 			p.Model.TP > MaxTP || p.Router.BlockSize > MaxBlockSize {
 			t.Fatalf("accepted out-of-range values: %+v %+v %+v", w, p.SLO, p.Link)
 		}
-		if p.Model.Config != "" && escapes(p.Model.Config) != "" {
+		if p.Model.Config != "" && p.escapes(p.Model.Config) != "" {
 			t.Fatalf("accepted model.config %q outside the plan's directory", p.Model.Config)
 		}
 		for _, name := range p.PoolNames() {

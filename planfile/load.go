@@ -16,13 +16,25 @@ import (
 
 // Options change how a plan file is read.
 type Options struct {
-	// AllowOutsidePaths lets model.config name a file outside the plan
-	// file's directory (an absolute path, or one climbing out with ..). Off
+	// AllowOutsidePaths lets model.config and deployment.manifest name
+	// files anywhere (an absolute path, or one climbing out with ..). Off
 	// by default: a plan from a pull request must not make CI read
 	// ../../etc/passwd. The command-line flag is --allow-outside-paths.
-	// (deployment.manifest is not confined yet: plans/review.toml naming
-	// ../dynamo/x.yaml is the documented layout.)
 	AllowOutsidePaths bool
+	// PathsRoot is the directory the files a plan names must resolve
+	// inside, symbolic links followed; "" is the plan file's directory.
+	// kvplan check sets it with --paths-root, by default to the working
+	// directory when the plan file is inside it (plans/review.toml naming
+	// ../k8s/disagg.yaml, run from the repository's root).
+	PathsRoot string
+}
+
+// root is the directory a plan's files must stay inside.
+func (p *Plan) root() string {
+	if p.opts.PathsRoot != "" {
+		return p.opts.PathsRoot
+	}
+	return filepath.Dir(p.Path)
 }
 
 // Load reads, decodes and validates the plan file at path ("-" is stdin):
@@ -136,10 +148,11 @@ func (p *Plan) ReadConfig() ([]byte, error) {
 }
 
 // ReadManifest reads the manifest deployment.manifest names: a regular
-// file within safefile.Manifest's cap ("-" is stdin, safefile.Stdin). It is
-// not confined to the plan's directory (see Options).
+// file within safefile.Manifest's cap ("-" is stdin, safefile.Stdin),
+// inside PathsRoot once symbolic links are followed (unless
+// AllowOutsidePaths).
 func (p *Plan) ReadManifest() ([]byte, error) {
-	return p.readNamed("deployment.manifest", p.ManifestPath(), safefile.Manifest, false)
+	return p.readNamed("deployment.manifest", p.ManifestPath(), safefile.Manifest, true)
 }
 
 // readNamed reads the file a plan's field names, capped, and confined to
@@ -149,7 +162,7 @@ func (p *Plan) readNamed(field, path string, k safefile.Kind, confine bool) ([]b
 		return nil, p.FieldError(field, fmt.Errorf("missing: the plan names no %s", k.Name))
 	}
 	if confine && path != "-" && !p.opts.AllowOutsidePaths {
-		if err := inside(filepath.Dir(p.Path), path); err != nil {
+		if err := inside(p.root(), path); err != nil {
 			return nil, p.FieldError(field, err)
 		}
 	}
@@ -160,17 +173,24 @@ func (p *Plan) readNamed(field, path string, k safefile.Kind, confine bool) ([]b
 	return data, nil
 }
 
-// outsideHint says how to allow a path outside the plan's folder.
-const outsideHint = "kvplan reads the files a plan names only inside the plan file's directory; move the file there, or pass --allow-outside-paths"
+// outsideHint says how to allow a path outside the root.
+const outsideHint = "kvplan reads the files a plan names only inside --paths-root (by default the working directory, or the plan file's directory when the plan is outside it); move the file there, set --paths-root, or pass --allow-outside-paths"
 
-// escapes reports why a path as written in a plan leaves its folder, or "".
-func escapes(rel string) string {
-	c := filepath.Clean(rel)
-	switch {
-	case filepath.IsAbs(rel) || filepath.VolumeName(rel) != "":
+// escapes reports why a path as written in a plan leaves the root, or "".
+func (p *Plan) escapes(rel string) string {
+	if filepath.IsAbs(rel) || filepath.VolumeName(rel) != "" {
 		return "is an absolute path"
-	case c == ".." || strings.HasPrefix(c, ".."+string(filepath.Separator)):
-		return "climbs out of the plan's directory"
+	}
+	root, err := filepath.Abs(p.root())
+	if err != nil {
+		return "cannot be placed: " + err.Error()
+	}
+	full, err := filepath.Abs(filepath.Join(filepath.Dir(p.Path), rel))
+	if err != nil {
+		return "cannot be placed: " + err.Error()
+	}
+	if r, err := filepath.Rel(root, full); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "climbs out of " + p.root()
 	}
 	return ""
 }
@@ -185,9 +205,15 @@ func inside(dir, path string) error {
 	if err != nil {
 		return err // a missing file: say so, as a read would
 	}
-	rel, err := filepath.Rel(realDir, realPath)
+	// Compare absolute paths: one may be relative to the working directory.
+	absDir, err1 := filepath.Abs(realDir)
+	absPath, err2 := filepath.Abs(realPath)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("%s: cannot place it against %s: %w", path, dir, errors.Join(err1, err2))
+	}
+	rel, err := filepath.Rel(absDir, absPath)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("%s resolves to %s, outside the plan's directory %s: %s", path, realPath, realDir, outsideHint)
+		return fmt.Errorf("%s resolves to %s, outside %s: %s", path, realPath, realDir, outsideHint)
 	}
 	return nil
 }
@@ -274,7 +300,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 	case m.Name != "" && m.Config != "":
 		c.add("model.config", "set either name or config, not both")
 	}
-	if why := escapes(m.Config); m.Config != "" && why != "" && !p.opts.AllowOutsidePaths {
+	if why := p.escapes(m.Config); m.Config != "" && why != "" && !p.opts.AllowOutsidePaths {
 		c.add("model.config", "%s %s: %s", safetext.Quote(m.Config), why, outsideHint)
 	}
 	if m.KVDtype != "" {

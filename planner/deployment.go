@@ -3,12 +3,12 @@ package planner
 import (
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/models/hfimport"
 	"github.com/kvplan/kvplan/planfile"
+	"github.com/kvplan/kvplan/units"
 )
 
 // DefaultEngine is the engine whose memory accounting applies when the plan
@@ -111,7 +111,9 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 	if dep.KV, err = PlanKV(KVScenario{Model: dep.Model, KVDtype: p.Model.KVDtype, TP: p.Model.TP, Tokens: max(1, w.InputTokens)}); err != nil {
 		return nil, at("model.kv_dtype", err)
 	}
-	dep.RequestKVBytes = dep.KV.kv.RequestBytes(max(1, w.InputTokens)+w.OutputTokens) * int64(dep.KV.TP)
+	if dep.RequestKVBytes, err = units.Product(dep.KV.kv.RequestBytes(max(1, w.InputTokens)+w.OutputTokens), int64(dep.KV.TP)); err != nil {
+		return nil, at("workload.input_tokens", fmt.Errorf("KV of one request on all %d ranks: %w", dep.KV.TP, err))
+	}
 	if err := dep.resolveLink(cat, at); err != nil {
 		return nil, err
 	}
@@ -151,9 +153,9 @@ func (dep *Deployment) resolveModel(cat *catalog.Catalog, at func(string, error)
 			return at("model.name", err)
 		}
 	} else {
-		data, err := os.ReadFile(p.ConfigPath())
+		data, err := p.ReadConfig() // a regular file, capped, inside the paths root (planfile)
 		if err != nil {
-			return at("model.config", err)
+			return err // at model.config's place already
 		}
 		if m, _, err = hfimport.ImportConfig(data, p.ConfigPath(), ""); err != nil {
 			return err

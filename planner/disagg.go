@@ -137,6 +137,10 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	perToken, err := units.Product(kvp.KVBytesPerToken, int64(kvp.TP))
+	if err != nil {
+		return nil, fmt.Errorf("KV per token on all %d ranks: %w", kvp.TP, err)
+	}
 	p := &DisaggPlan{
 		Model:           sc.Model.Name,
 		KVDtype:         kvp.KVDtype,
@@ -144,7 +148,7 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 		DecodeTP:        dec.TP,
 		InputTokens:     sc.InputTokens,
 		OutputTokens:    sc.OutputTokens,
-		KVBytesPerToken: kvp.KVBytesPerToken * int64(kvp.TP),
+		KVBytesPerToken: perToken,
 		Link:            sc.Link.Name,
 		SameGPU:         sc.SameGPU,
 		FrontendMS:      sc.FrontendMS,

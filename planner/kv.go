@@ -6,6 +6,7 @@ import (
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/units"
 )
 
 // KVScenario asks for the KV size of a request.
@@ -76,7 +77,9 @@ func PlanKV(sc KVScenario) (*KVPlan, error) {
 		MTPConvention:         models.MTPConvention,
 		kv:                    kv,
 	}
-	p.KVBytesAllRanks = p.KVBytes * int64(kv.TP)
+	if p.KVBytesAllRanks, err = units.Product(p.KVBytes, int64(kv.TP)); err != nil {
+		return nil, fmt.Errorf("KV of %d tokens on all %d ranks: %w", sc.Tokens, kv.TP, err)
+	}
 	for _, g := range kv.Groups {
 		if g.SSMBytesEach > 0 || g.ConvBytesEach > 0 {
 			p.StateConvention = kv.State.Describe()

@@ -201,7 +201,9 @@ func PlanMemory(sc MemoryScenario) (*MemoryPlan, error) {
 		return nil, err
 	}
 	p.verdicts()
-	p.hostSide(sc, d)
+	if err := p.hostSide(sc, d); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

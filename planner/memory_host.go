@@ -16,7 +16,7 @@ import (
 // offload cache (KVBM's DYN_KVBM_CPU_CACHE_GB, LMCache's
 // cpuOffloadingBufferSize), which the engine allocates in host memory. The request KV is that of all tensor-parallel ranks,
 // which stage their blocks in the same container.
-func (p *MemoryPlan) hostSide(sc MemoryScenario, d *Derivation) {
+func (p *MemoryPlan) hostSide(sc MemoryScenario, d *Derivation) error {
 	e := sc.Engine
 	p.KVBuffer = sc.KVBuffer
 	if p.KVBuffer == "" {
@@ -32,7 +32,10 @@ func (p *MemoryPlan) hostSide(sc MemoryScenario, d *Derivation) {
 	p.HostMarginBytes = e.HostMarginBytes
 	p.HostLimitBytes = sc.LimitBytes
 
-	p.RequestKVBytes = p.kv.RequestBytes(p.InputTokens) * int64(p.TP)
+	var err error
+	if p.RequestKVBytes, err = units.Product(p.kv.RequestBytes(p.InputTokens), int64(p.TP)); err != nil {
+		return fmt.Errorf("KV of one request on all %d ranks: %w", p.TP, err)
+	}
 	d.Add("request_kv_bytes", float64(p.RequestKVBytes), "B", requestFormula(p.kv)+", × tp (all ranks of the worker)",
 		"(%s) × %d", requestValues(p.kv, p.InputTokens), p.TP)
 
@@ -102,12 +105,15 @@ func (p *MemoryPlan) hostSide(sc MemoryScenario, d *Derivation) {
 
 	// Decode side: a transfer lands only where its whole KV can be held, in
 	// host memory with a cpu buffer, in free GPU blocks otherwise.
-	p.DecodeStagedBytes = int64(p.Concurrency) * p.RequestKVBytes
+	if p.DecodeStagedBytes, err = units.Product(int64(p.Concurrency), p.RequestKVBytes); err != nil {
+		return fmt.Errorf("KV staged for %d requests in flight: %w", p.Concurrency, err)
+	}
 	d.Add("decode_staged_bytes", float64(p.DecodeStagedBytes), "B", "concurrency × request_kv_bytes",
 		"%d × %d", p.Concurrency, p.RequestKVBytes)
 	d.Note("KV the decode worker must hold before the transfers in flight can land: in host memory with kv_buffer = cpu, in free KV blocks otherwise")
 
 	p.hostFindings()
+	return nil
 }
 
 func (p *MemoryPlan) hostFindings() {

@@ -92,6 +92,11 @@ func NewCheckResult(planFile string, set *rules.Set, findings []rules.Finding, f
 	if r.Figures == nil {
 		r.Figures = []CheckFigure{}
 	}
+	for i, f := range r.Figures {
+		if isMoney(f.Unit) {
+			r.Figures[i].Value = units.Cents(f.Value) // cents in every format, JSON too
+		}
+	}
 	if set != nil {
 		for _, x := range set.Rules {
 			r.Rules = append(r.Rules, CheckRule{ID: x.ID, Severity: x.Severity, Why: x.Why, Fix: x.Fix, File: x.File, Line: x.Line})
@@ -183,6 +188,9 @@ func ruleLabel(f rules.Finding) string {
 // FormatFigure renders a figure's value with its unit: bytes in binary
 // units, rates in SI units, milliseconds, token counts, ratios as percent.
 func FormatFigure(f CheckFigure) string {
+	if isMoney(f.Unit) {
+		return units.USD(f.Value) + strings.TrimPrefix(f.Unit, "$") // $91.20/h
+	}
 	switch f.Unit {
 	case "B":
 		return units.Bytes(int64(math.Round(f.Value)))
@@ -201,6 +209,10 @@ func FormatFigure(f CheckFigure) string {
 	}
 	return strconv.FormatFloat(f.Value, 'f', -1, 64) + " " + f.Unit
 }
+
+// isMoney reports whether a figure's unit is an amount of US dollars:
+// "$", "$/h", "$/Mtok".
+func isMoney(unit string) bool { return strings.HasPrefix(unit, "$") }
 
 func groupThousands(v float64) string {
 	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)

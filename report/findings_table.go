@@ -31,9 +31,7 @@ func WriteCheckTable(w io.Writer, r *CheckResult) error {
 			}
 			rows = append(rows, []string{termName(string(f.Severity)), termName(ruleLabel(f)), line, text})
 		}
-		if err := writeTable(w, []string{"SEVERITY", "RULE", "WHERE", "FINDING"}, rows,
-			tablewriter.WithMaxWidth(checkTableWidth), tablewriter.WithRowAutoWrap(tw.WrapNormal),
-			tablewriter.WithColumnWidths(findingColumnWidths)); err != nil {
+		if err := findingTables.write(w, []string{"SEVERITY", "RULE", "WHERE", "FINDING"}, rows); err != nil {
 			return err
 		}
 	}
@@ -70,3 +68,8 @@ func writeNotes(w io.Writer, notes []CheckNote) error {
 
 // findingColumnWidths give the finding text most of the width.
 var findingColumnWidths = tw.NewMapper[int, int]().Set(0, 10).Set(1, 36).Set(2, 10).Set(3, 64)
+
+// findingTables are the findings tables of `kvplan check`: wrapped to
+// checkTableWidth, with findingColumnWidths.
+var findingTables = newTablePool(tablewriter.WithMaxWidth(checkTableWidth), tablewriter.WithRowAutoWrap(tw.WrapNormal),
+	tablewriter.WithColumnWidths(findingColumnWidths))

@@ -200,9 +200,28 @@ func TestFormatFigure(t *testing.T) {
 		{CheckFigure{"a", 14816, "tokens"}, "14,816 tokens"},
 		{CheckFigure{"a", 0.352, "ratio"}, "35.2%"},
 		{CheckFigure{"a", 2, "workers"}, "2 workers"},
+		{CheckFigure{"a", 91.19999999999999, "$/h"}, "$91.20/h"},
+		{CheckFigure{"a", 0.4, "$/Mtok"}, "$0.40/Mtok"},
 	} {
 		if got := FormatFigure(c.f); got != c.want {
 			t.Errorf("%v: %q, want %q", c.f, got, c.want)
 		}
+	}
+}
+
+// TestMoneyInJSON checks that money reaches JSON in cents, not as the
+// float noise of a sum of prices (8 × $11.40 is 91.19999999999999).
+func TestMoneyInJSON(t *testing.T) {
+	price, a, b := 11.4, 0.1, 0.2 // variables: Go's constant arithmetic is exact
+	r := NewCheckResult("plan.toml", nil, nil, []CheckFigure{{Name: "usd_per_hour", Value: 8 * price, Unit: "$/h"}, {Name: "ttft", Value: a + b, Unit: "ms"}}, "")
+	var out bytes.Buffer
+	if err := WriteCheckJSON(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"value": 91.2,`) || strings.Contains(out.String(), "91.1999") {
+		t.Errorf("money not in cents:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "0.30000000000000004") {
+		t.Errorf("a figure that is not money was rounded:\n%s", out.String())
 	}
 }

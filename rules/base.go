@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 	"github.com/kvplan/kvplan/planfile"
@@ -112,7 +113,9 @@ type DriverCUDA struct {
 	Source  string `toml:"source"`
 }
 
-var driverTable = func() []DriverCUDA {
+// driverTable is decoded on first use, not at start-up: most commands
+// never read it.
+var driverTable = sync.OnceValue(func() []DriverCUDA {
 	var doc struct {
 		Driver []DriverCUDA `toml:"driver"`
 	}
@@ -121,10 +124,10 @@ var driverTable = func() []DriverCUDA {
 	}
 	sort.Slice(doc.Driver, func(i, j int) bool { return doc.Driver[i].Branch < doc.Driver[j].Branch })
 	return doc.Driver
-}()
+})
 
 // DriverTable returns the embedded driver → highest CUDA table, by branch.
-func DriverTable() []DriverCUDA { return append([]DriverCUDA(nil), driverTable...) }
+func DriverTable() []DriverCUDA { return append([]DriverCUDA(nil), driverTable()...) }
 
 // DriverMaxCUDA returns the highest CUDA version ("12.8") a driver version
 // ("570.133") supports, or "" when the driver is older than the table or
@@ -135,7 +138,7 @@ func DriverMaxCUDA(driver string) string {
 		return ""
 	}
 	best := ""
-	for _, d := range driverTable {
+	for _, d := range driverTable() {
 		if d.Branch <= branch {
 			best = d.MaxCUDA
 		}

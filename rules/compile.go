@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -227,30 +228,31 @@ func baseOptions() []expr.Option {
 	return append(opts, helperOptions()...)
 }
 
+// boolOptions and anyOptions are built on first use (a rule pack load),
+// not at start-up: commands that evaluate no rule do not pay for them.
 var (
-	boolOptions = append(baseOptions(), expr.AsBool())
-	anyOptions  = baseOptions()
+	boolOptions = sync.OnceValue(func() []expr.Option { return append(baseOptions(), expr.AsBool()) })
+	anyOptions  = sync.OnceValue(baseOptions)
 )
 
 func (r *Rule) compile() error {
 	var errs []error
 	var err error
-	if r.when, err = r.compileExpr("when", r.When, r.whenPos, boolOptions); err != nil {
+	if r.when, err = r.compileExpr("when", r.When, r.whenPos, boolOptions()); err != nil {
 		errs = append(errs, err)
 	}
 	if strings.TrimSpace(r.DenyWhen) != "" {
-		if r.denyWhen, err = r.compileExpr("deny_when", r.DenyWhen, r.denyWhenPos, boolOptions); err != nil {
+		if r.denyWhen, err = r.compileExpr("deny_when", r.DenyWhen, r.denyWhenPos, boolOptions()); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if r.message, err = r.compileTemplate("message", r.Message, r.messagePos); err != nil {
-		errs = append(errs, err)
-	}
-	if r.fix, err = r.compileTemplate("fix", r.Fix, r.fixPos); err != nil {
+	if r.embedded {
+		r.deferred = &deferredTemplates{}
+	} else if err := r.compileTemplates(); err != nil {
 		errs = append(errs, err)
 	}
 	for _, f := range r.Fields {
-		if !fieldRe.MatchString(f) {
+		if !fieldRe().MatchString(f) {
 			errs = append(errs, &CompileError{File: r.File, Line: r.Line, RuleID: r.ID, Field: "fields",
 				Msg: fmt.Sprintf("%q is not a dotted plan-file field such as \"pools.prefill.memory_limit\", \"pools.*.role\" or, in a per_pool rule, \"pool.memory_limit\"", f)})
 		} else if strings.HasPrefix(f, "pool.") && !r.PerPool {
@@ -264,7 +266,12 @@ func (r *Rule) compile() error {
 	return nil
 }
 
-var fieldRe = regexp.MustCompile(`^[a-z_][a-z0-9_-]*(\.([a-z0-9_-]+|\*))*$`)
+var fieldRe = lazyRegexp(`^[a-z_][a-z0-9_-]*(\.([a-z0-9_-]+|\*))*$`)
+
+// lazyRegexp compiles a pattern on first use, not at start-up.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
 
 // compileExpr compiles src; base locates src in its file (offset adds to the
 // expression's own line 1, column 1, for placeholders inside templates).
@@ -299,38 +306,46 @@ func (r *Rule) compileExpr(field, src string, pos exprPos, opts []expr.Option) (
 }
 
 var (
-	noFieldRe     = regexp.MustCompile(`type rules\.(\w+) has no field (\w+)`)
-	unknownNameRe = regexp.MustCompile(`^unknown name (\w+)`)
-	goTypeRe      = regexp.MustCompile(`rules\.(\w+)`)
+	noFieldRe     = lazyRegexp(`type rules\.(\w+) has no field (\w+)`)
+	unknownNameRe = lazyRegexp(`^unknown name (\w+)`)
+	goTypeRe      = lazyRegexp(`rules\.(\w+)`)
 )
 
 // humanize rewrites expr's messages in the words of the rule language:
 // "type rules.RouterEnv has no field kv_event" becomes
 // "router has no field kv_event; did you mean kv_events?".
 func humanize(msg, _ string) string {
-	if m := noFieldRe.FindStringSubmatch(msg); m != nil {
-		if names, ok := envTypeFields[m[1]]; ok {
-			return fmt.Sprintf("%s has no field %s%s", envTypeNames[m[1]], m[2], suggest.DidYouMean(m[2], names))
+	if m := noFieldRe().FindStringSubmatch(msg); m != nil {
+		if names, ok := envTypes().fields[m[1]]; ok {
+			return fmt.Sprintf("%s has no field %s%s", envTypes().names[m[1]], m[2], suggest.DidYouMean(m[2], names))
 		}
 	}
-	if m := unknownNameRe.FindStringSubmatch(msg); m != nil {
-		names := append([]string{}, envTopNames...)
+	if m := unknownNameRe().FindStringSubmatch(msg); m != nil {
+		names := append([]string{}, envTypes().top...)
 		for _, h := range helpers {
 			names = append(names, h.Name)
 		}
 		return msg + suggest.DidYouMean(m[1], names)
 	}
-	return goTypeRe.ReplaceAllStringFunc(msg, func(s string) string {
-		if n, ok := envTypeNames[strings.TrimPrefix(s, "rules.")]; ok {
+	return goTypeRe().ReplaceAllStringFunc(msg, func(s string) string {
+		if n, ok := envTypes().names[strings.TrimPrefix(s, "rules.")]; ok {
 			return n
 		}
 		return s
 	})
 }
 
-// envTypeNames maps a Go type of Env to the expr path that reaches it
-// ("RouterEnv" → "router"); envTypeFields lists its expr field names.
-var envTypeNames, envTypeFields, envTopNames = func() (map[string]string, map[string][]string, []string) {
+// envTypeInfo describes Env for messages: names maps a Go type of Env to
+// the expr path that reaches it ("RouterEnv" → "router"), fields lists
+// each type's expr field names, top the names at the top level.
+type envTypeInfo struct {
+	names  map[string]string
+	fields map[string][]string
+	top    []string
+}
+
+// envTypes walks Env on first use (an error message), not at start-up.
+var envTypes = sync.OnceValue(func() envTypeInfo {
 	names, fields := map[string]string{}, map[string][]string{}
 	var top []string
 	var walk func(t reflect.Type, path string)
@@ -355,8 +370,8 @@ var envTypeNames, envTypeFields, envTopNames = func() (map[string]string, map[st
 	names["Env"] = "the rule environment"
 	top = fields["Env"]
 	names["PoolEnv"] = "pool"
-	return names, fields, top
-}()
+	return envTypeInfo{names: names, fields: fields, top: top}
+})
 
 // sortedIDs lists the ids of a set's rules, sorted.
 func (s *Set) sortedIDs() []string {

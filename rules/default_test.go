@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -330,5 +332,48 @@ func TestZeroEnvFiresNothing(t *testing.T) {
 	e := Env{Pools: []PoolEnv{{Name: "a", Role: "aggregated"}}}
 	if fs := set.Evaluate(&e); len(fs) > 0 {
 		t.Errorf("zero env fired %v: %v", ids(fs), fs)
+	}
+}
+
+// TestDefaultPackTemplates compiles every message and fix of the default
+// pack: Load defers them to a rule's first firing (Rule.embedded), so an
+// error in one must be caught here rather than by a plan that fires it.
+func TestDefaultPackTemplates(t *testing.T) {
+	set, err := Load(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range set.Rules {
+		if r.deferred == nil {
+			t.Errorf("%s: templates not deferred", r.ID)
+			continue
+		}
+		if err := r.templates(); err != nil {
+			t.Errorf("%s: %v", r.ID, err)
+		}
+		if len(r.message.parts) == 0 {
+			t.Errorf("%s: empty message after compiling", r.ID)
+		}
+	}
+}
+
+// TestUserPackTemplatesAtLoad checks that a user pack's bad template is an
+// error when the pack loads, not when its rule fires.
+func TestUserPackTemplatesAtLoad(t *testing.T) {
+	dir := t.TempDir()
+	pack := `[[rule]]
+id = "team/bad-template"
+severity = "warn"
+when = "false"
+message = "needs ${bytes(pool.no_such_field)}"
+why = "test"
+fix = "none"
+`
+	if err := os.WriteFile(filepath.Join(dir, "team.toml"), []byte(pack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(Options{Paths: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), "no_such_field") {
+		t.Errorf("a bad template in a user pack loaded: %v", err)
 	}
 }

@@ -108,6 +108,9 @@ func (r *Rule) eval(m *vm.VM, env *Env, out []Finding) []Finding {
 			f.Severity = Deny
 		}
 	}
+	if err := r.templates(); err != nil {
+		return append(out, r.runtimeError("message", env, err))
+	}
 	if f.Message, err = r.message.render(m, env); err != nil {
 		return append(out, r.runtimeError("message", env, err))
 	}

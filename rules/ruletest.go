@@ -300,7 +300,7 @@ func setEnv(v reflect.Value, m map[string]any, path []string) error {
 		p := append(append([]string{}, path...), k)
 		i := fieldIndex(t, k)
 		if i < 0 {
-			return &pathError{p, "unknown name" + suggest.DidYouMean(k, envTypeFields[t.Name()])}
+			return &pathError{p, "unknown name" + suggest.DidYouMean(k, envTypes().fields[t.Name()])}
 		}
 		if err := setValue(v.Field(i), m[k], p); err != nil {
 			return err

@@ -27,6 +27,33 @@ type templatePart struct {
 	prog *vm.Program // nil for a text part
 }
 
+// compileTemplates compiles the rule's message and fix.
+func (r *Rule) compileTemplates() error {
+	var errs []error
+	var err error
+	if r.message, err = r.compileTemplate("message", r.Message, r.messagePos); err != nil {
+		errs = append(errs, err)
+	}
+	if r.fix, err = r.compileTemplate("fix", r.Fix, r.fixPos); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return joinErrors(errs)
+	}
+	return nil
+}
+
+// templates makes sure the message and fix are compiled: at load for a
+// rule of a user pack, here, once, for a default rule (Rule.embedded).
+func (r *Rule) templates() error {
+	d := r.deferred
+	if d == nil {
+		return nil
+	}
+	d.once.Do(func() { d.err = r.compileTemplates() })
+	return d.err
+}
+
 func (r *Rule) compileTemplate(field, src string, pos exprPos) (template, error) {
 	var t template
 	var text strings.Builder
@@ -50,7 +77,7 @@ func (r *Rule) compileTemplate(field, src string, pos exprPos) (template, error)
 				text.Reset()
 			}
 			line, col := offsetPos(src, i+2, pos)
-			prog, err := r.compileExpr(field, src[i+2:end], exprPos{line: line, col: col}, anyOptions)
+			prog, err := r.compileExpr(field, src[i+2:end], exprPos{line: line, col: col}, anyOptions())
 			if err != nil {
 				var ce *CompileError
 				if errors.As(err, &ce) && ce.Msg != "" {

@@ -8,6 +8,7 @@
 package units
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/dustin/go-humanize"
@@ -36,4 +37,21 @@ func MS(ms float64) string {
 	default:
 		return strconv.FormatFloat(ms, 'f', 3, 64) + " ms"
 	}
+}
+
+// Cents rounds an amount in US dollars to whole cents, half away from
+// zero: 91.19999999999999 is 91.2. Money is rounded here, at the edge, so
+// that no output prints (or encodes in JSON) the float noise of a sum of
+// prices.
+func Cents(usd float64) float64 {
+	return math.Round(usd*100) / 100
+}
+
+// USD formats an amount in US dollars with cents: "$91.20".
+func USD(usd float64) string {
+	s := strconv.FormatFloat(math.Abs(Cents(usd)), 'f', 2, 64)
+	if Cents(usd) < 0 {
+		return "-$" + s
+	}
+	return "$" + s
 }

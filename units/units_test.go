@@ -91,3 +91,26 @@ func TestParseMS(t *testing.T) {
 		t.Error("ParseMS(-1ms) succeeded; want an error")
 	}
 }
+
+func TestCents(t *testing.T) {
+	cases := []struct {
+		in    float64
+		cents float64
+		usd   string
+	}{
+		{91.19999999999999, 91.2, "$91.20"}, // 8 × 11.4 in floats
+		{8 * 11.4, 91.2, "$91.20"},
+		{0.125, 0.13, "$0.13"}, // half away from zero
+		{27.52, 27.52, "$27.52"},
+		{0, 0, "$0.00"},
+		{-3.456, -3.46, "-$3.46"},
+	}
+	for _, c := range cases {
+		if got := Cents(c.in); got != c.cents {
+			t.Errorf("Cents(%v) = %v, want %v", c.in, got, c.cents)
+		}
+		if got := USD(c.in); got != c.usd {
+			t.Errorf("USD(%v) = %q, want %q", c.in, got, c.usd)
+		}
+	}
+}

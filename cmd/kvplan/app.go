@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/internal/safetext"
+	"github.com/kvplan/kvplan/internal/suggest"
 )
 
 // Exit codes, as `kvplan --help` lists them.
@@ -52,7 +53,11 @@ func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) 
 	}()
 	app := newApp(stdout, stderr)
 	app.Reader = stdin
-	args, err := numberFlags(app, flagsFirst(app, args))
+	var err error
+	if n := len(args); n == 0 || args[n-1] != completionFlag {
+		// Shell completion wants its flag last and the words as typed.
+		args, err = numberFlags(app, flagsFirst(app, args))
+	}
 	if err == nil {
 		err = app.Run(args)
 	}
@@ -99,23 +104,38 @@ func oneLine(s string) string {
 	return safetext.Line(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
 }
 
+// completionFlag is urfave/cli's shell-completion request, the last word.
+const completionFlag = "--generate-bash-completion"
+
 func newApp(stdout, stderr io.Writer) *cli.App {
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"}
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print kvplan's version, commit and Go version"}
+	cli.VersionPrinter = func(c *cli.Context) { writeVersion(c.App.Writer) }
+	cli.FlagStringer = flagString
 	app := &cli.App{
 		Name:  "kvplan",
 		Usage: "predict KV sizes, disaggregation, memory and routing of an LLM-serving deployment before you deploy it",
-		Description: `kvplan answers, from a catalog of models, links and GPUs:
-   how many bytes of KV a token and a request cost   kvplan kv --model qwen3-8b --tokens 8000
+		Description: `What kvplan answers from a catalog of models, links, GPUs and engines:
+   how many bytes of KV a token and a request cost   kvplan kv --model qwen3-8b --input-tokens 8000
    whether splitting prefill and decode pays off     kvplan disagg --model qwen3-0.6b --link 1gbe
-   KV slots per worker, host-memory headroom         kvplan memory --model qwen3-0.6b --gpu l4 --limit 8Gi --kv-buffer cpu
+   KV slots per worker, host-memory headroom         kvplan memory --model qwen3-0.6b --gpu l4 --memory-limit 8Gi --kv-buffer-device cpu
    whether the prefix working set fits, per policy   kvplan route --workers 2 --kv-slots 14816 --prefixes 12
    hit rates of each router on a real trace          kvplan simulate --trace trace.jsonl --workers 8 --kv-slots 200000
    whether a deployment plan will work (CI)          kvplan check plan.toml -o github
    whether a Kubernetes manifest will work (CI)      kvplan check deploy.yaml --gpu h100-sxm -o github
+   the memory of a vllm serve line, pasted           kvplan memory --gpu l4 -- vllm serve Qwen/Qwen3-8B --max-model-len 16384
    the cheapest deployment meeting an SLO at a rate  kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1s --itl-p95 50ms
-   what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list
+   what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list; kvplan engines list
 
-   Every command takes -o table|json|markdown, --catalog DIR and --explain.
+   kv, disagg, memory, route, simulate, plan and the catalog's list and show
+   take -o table|json|markdown and --catalog DIR; kv, disagg, memory, route and
+   plan also --explain (every figure with its formula). check takes -o table, json,
+   markdown, junit, sarif or github, --catalog and --explain. Flags are named
+   as the plan file's keys and vLLM's flags (--tensor-parallel-size,
+   --gpu-memory-utilization, --max-model-len, --kv-cache-dtype); kvplan's
+   older names (--tp, --gpu-util, --kv-dtype, --limit) still work.
+
+   kvplan --version; shell completion: kvplan completion bash|zsh|fish.
 
 ` + exitCodesHelp,
 		Writer:    stdout,
@@ -133,15 +153,20 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			catalogCommand("models", "model architectures", listModels, showModel, importCommand()),
 			catalogCommand("links", "links between prefill and decode workers", listLinks, showLink, nil),
 			catalogCommand("gpus", "GPUs", listGPUs, showGPU, nil),
+			enginesCommand(),
+			completionCommand(),
 		},
-		CustomAppHelpTemplate: cli.AppHelpTemplate,
+		CustomAppHelpTemplate: appHelpTemplate,
 		ExitErrHandler:        func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return fmt.Errorf("%v (see kvplan --help)", err)
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return fmt.Errorf("%v (see kvplan --help)", flagHint(err, append(c.App.VisibleFlags(), cli.HelpFlag, cli.VersionFlag)))
 		},
+		Action:                 unknownCommand(""),
 		Suggest:                true,
 		UseShortOptionHandling: false,
-		HideVersion:            true,
+		EnableBashCompletion:   true,
+		HideHelpCommand:        true,
+		Version:                "kvplan", // --version prints readBuildInfo
 	}
 	for _, c := range app.Commands {
 		setUsageErrors(c)
@@ -149,11 +174,29 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
-// setUsageErrors makes flag errors of every subcommand one line, exit 2.
-func setUsageErrors(c *cli.Command) {
-	name := c.Name
+// setUsageErrors makes flag errors of every subcommand one line, exit 2,
+// with a did-you-mean for a mistyped flag; gives groups (kvplan rules) a
+// help that lists their commands with examples and an error for an
+// unknown command.
+func setUsageErrors(c *cli.Command) { setUsageErrorsIn(c, "") }
+
+func setUsageErrorsIn(c *cli.Command, parent string) {
+	name := strings.TrimSpace(parent + " " + c.Name)
 	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-		return fmt.Errorf("%s: %v (see kvplan %s --help)", name, err, name)
+		return fmt.Errorf("%s: %v (see kvplan %s --help)", name, flagHint(err, append(c.Flags, cli.HelpFlag)), name)
+	}
+	if len(c.Subcommands) > 0 {
+		if c.CustomHelpTemplate == "" {
+			c.CustomHelpTemplate = groupHelp(c, name)
+		}
+		if c.Action == nil {
+			c.Action = unknownCommand(name)
+		}
+		c.HideHelpCommand = true
+		for _, s := range c.Subcommands {
+			setUsageErrorsIn(s, name)
+		}
+		return
 	}
 	if c.CustomHelpTemplate == "" {
 		c.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelp + "\n"
@@ -169,7 +212,33 @@ func setUsageErrors(c *cli.Command) {
 			return action(ctx)
 		}
 	}
-	for _, s := range c.Subcommands {
-		setUsageErrors(s)
+}
+
+// unknownCommand is the action of the app and of a group: with no
+// argument it shows the help, with one it says the command does not exist
+// and offers the closest.
+func unknownCommand(group string) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() == 0 {
+			return cli.ShowSubcommandHelp(c)
+		}
+		cmds := c.App.Commands
+		if c.Command != nil && len(c.Command.Subcommands) > 0 {
+			cmds = c.Command.Subcommands
+		}
+		var names []string
+		for _, x := range cmds {
+			if !x.Hidden {
+				names = append(names, x.Names()...)
+			}
+		}
+		msg := "unknown command " + safetext.Quote(c.Args().First())
+		if group != "" {
+			msg = group + ": " + msg
+		}
+		if s := suggest.Closest(c.Args().First(), names, 1); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %s?", strings.TrimSpace(group+" "+s[0]))
+		}
+		return fmt.Errorf("%s (see %s --help)", msg, strings.TrimSpace("kvplan "+group))
 	}
 }

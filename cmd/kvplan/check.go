@@ -36,7 +36,7 @@ func checkCommand() *cli.Command {
    kvplan check plan.toml -o github            # GitHub Actions annotations
    kvplan check plan.toml -o sarif > kvplan.sarif
    kvplan check plan.toml --rules team-rules/ --disable kv-routing-pays-off --fail-on warn
-   kvplan check deploy/disagg.yaml --gpu h100-sxm --link ib-ndr --isl 3000 --concurrency 16
+   kvplan check deploy/disagg.yaml --gpu h100-sxm --link ib-ndr --input-tokens 3000 --concurrency 16
    helm template my-release vllm/vllm-stack -f values.yaml | kvplan check - --gpu l40s`,
 		Description: `Reads the plan (see examples/ and the README), or a manifest (.yaml, .yml,
 .json or - for stdin: DynamoGraphDeployment, llm-d, KServe LLMInferenceService,
@@ -44,15 +44,16 @@ production-stack values, a Deployment running vllm serve), computes every
 figure (KV sizes, transfers, memory per pool, routing capacity, TTFT, cost) and
 evaluates the default rule pack plus --rules packs. Each finding says why,
 with the figures, and what to change, at the plan file's line or the
-manifest's line:col. What a manifest lacks comes from --gpu, --link, --isl,
---osl, --rate, --concurrency, --ttft-p95 and --itl-p95 (they win), or from a
+manifest's line:col. What a manifest lacks comes from --gpu, --link,
+--input-tokens, --output-tokens, --rate, --concurrency, --ttft-p95 and
+--itl-p95 (they win), or from a
 plan file with [deployment] manifest = "..."; what is still missing is
 assumed and listed.`,
 		Flags: append(append(ruleFlags(), supplementFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json, markdown, junit, sarif or github"},
 			&cli.StringFlag{Name: "fail-on", Value: "deny", Usage: "lowest severity that fails the check: deny, warn or info"},
 			&cli.BoolFlag{Name: "explain", Usage: "also show how each figure was derived (table and markdown)"},
-			&cli.BoolFlag{Name: "allow-outside-paths", Usage: "let the plan's model.config name a file outside the plan file's directory (off: a plan from a pull request must not read ../../etc/passwd)"},
+			pathsRootFlag(), allowOutsideFlag(),
 		),
 		Action: runCheck,
 	}
@@ -116,6 +117,9 @@ func runCheck(c *cli.Context) error {
 	dep, err := planDeployment(cat, plan)
 	if err != nil {
 		return err
+	}
+	if err := dep.Derivation.Check(); err != nil {
+		return err // a NaN or infinite figure: exit 2, never in a report
 	}
 	findings := mergeFindings(set.Evaluate(rules.FromDeployment(dep)), rv.findings, manifestOff)
 	rules.LocateWritten(findings, plan.Has, plan.Pos)

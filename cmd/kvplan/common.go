@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -48,8 +47,20 @@ func outputFormat(c *cli.Context, extra ...string) (string, error) {
 	return f, nil
 }
 
+// figureFailure is the JSON of a doc whose figures failed their check
+// (jsonWithExplain): emit returns err instead of rendering.
+type figureFailure struct{ err error }
+
 // emit renders doc to stdout, adding the derivation when --explain is set.
+// A figure that is NaN or infinite is an error (exit 2) naming the figure
+// and its formula, never "NaN ms" in a table or a JSON encoding failure.
 func emit(c *cli.Context, doc *report.Doc, d planner.Derivation) error {
+	if ff, ok := doc.JSON.(figureFailure); ok {
+		return ff.err
+	}
+	if err := d.Check(); err != nil {
+		return err
+	}
 	f, err := outputFormat(c)
 	if err != nil {
 		return err
@@ -81,20 +92,34 @@ func positive(c *cli.Context, name string, zeroOK bool) (int, error) {
 	return v, nil
 }
 
-// kvDtype checks --kv-dtype.
-func kvDtype(c *cli.Context) (string, error) {
-	d := strings.ToLower(c.String("kv-dtype"))
-	if d != "" && !slices.Contains(catalog.KVDtypes, d) {
-		return "", fmt.Errorf("--kv-dtype %q: want one of %s", d, strings.Join(catalog.KVDtypes, ", "))
+// parseEnumFlag matches a value against allowed without regard to case,
+// for the flag or argument named what.
+func parseEnumFlag(what, value string, allowed []string) (string, error) {
+	v, err := units.ParseEnum(value, allowed)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
-	return d, nil
+	return v, nil
+}
+
+// kvDtype checks --kv-cache-dtype (FP8 is fp8).
+func kvDtype(c *cli.Context) (string, error) {
+	d := c.String(flagKVDtype)
+	if d == "" {
+		return "", nil
+	}
+	v, err := units.ParseEnum(d, catalog.KVDtypes)
+	if err != nil {
+		return "", fmt.Errorf("--%s: %w", flagKVDtype, err)
+	}
+	return v, nil
 }
 
 // tpFlag checks --tp (or another tp flag) against the range kvplan accepts
 // and against the model's heads (models.CheckTP, the same check as the
 // tp-not-divisible rule of kvplan check).
 func tpFlag(c *cli.Context, m *catalog.Model, names ...string) (int, error) {
-	name := "tp"
+	name := flagTP
 	if len(names) > 0 {
 		name = names[0]
 	}
@@ -123,8 +148,8 @@ func withinContext(c *cli.Context, m *catalog.Model, what string, tokens int) er
 func modelFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "catalog model name or Hugging Face id (required; kvplan models list)"},
-		&cli.StringFlag{Name: "kv-dtype", Usage: "KV cache dtype: bf16, fp16, fp8 or int8 (default: the model's)"},
-		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel ranks; kv heads per rank = max(1, kv_heads / tp); the model's heads must divide (vLLM)"},
+		kvDtypeFlag("KV cache dtype: bf16, fp16, fp8 or int8 (default: the model's)"),
+		tensorParallelFlag(1, "tensor-parallel ranks; kv heads per rank = max(1, kv_heads / tp); the model's heads must divide (vLLM)"),
 		&cli.BoolFlag{Name: "beyond-context", Usage: "accept token counts past the model's max context (max_position_embeddings)"},
 	}
 }

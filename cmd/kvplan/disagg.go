@@ -19,8 +19,8 @@ func disaggCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "disagg",
 		Usage: "whether splitting prefill and decode onto separate workers pays off over a link",
-		UsageText: `kvplan disagg --model qwen3-0.6b --link 1gbe [--input-tokens 1500] [--concurrency 4]
-   kvplan disagg --model llama-3.1-70b --tp 4 --link ib-ndr --prefill-gpu h100-sxm
+		UsageText: `kvplan disagg --model qwen3-0.6b --link 1gbe --input-tokens 1500 --concurrency 4
+   kvplan disagg --model llama-3.1-70b --tensor-parallel-size 4 --link ib-ndr --prefill-gpu h100-sxm
    kvplan disagg --model qwen3-0.6b --same-gpu --prefill-ms 80`,
 		Description: `Compares the time to first token (TTFT) of one request served aggregated
 (frontend + prefill) with disaggregated (frontend + prefill + KV transfer while
@@ -33,9 +33,9 @@ prefill MFU unless --prefill-ms gives a measured value.`,
 			&cli.StringFlag{Name: "link", Aliases: []string{"l"}, Usage: "link between prefill and decode workers (kvplan links list); default " + planner.SameGPULink + " with --same-gpu"},
 			&cli.StringFlag{Name: "throughput", Usage: "a link of your own instead of --link: its effective throughput, e.g. 104MB/s, 1Gbps, 25GB/s"},
 			&cli.StringFlag{Name: "latency", Value: "0.2ms", Usage: "per-transfer latency of the --throughput link, e.g. 0.2ms, 20us"},
-			&cli.IntFlag{Name: "input-tokens", Value: 1500, Usage: "prompt tokens per request"},
-			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "generated tokens per request"},
-			&cli.IntFlag{Name: "decode-tp", Value: 1, Usage: "tensor-parallel ranks of the decode worker (default: --tp); each decode rank pulls its own KV shard"},
+			inputTokensFlag(1500, "prompt tokens per request", "isl"),
+			outputTokensFlag(128, "generated tokens per request", "osl"),
+			&cli.IntFlag{Name: "decode-tp", Usage: "tensor-parallel ranks of the decode worker (default: --tensor-parallel-size); each decode rank pulls its own KV shard"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "transfers sharing the link at once (not requests in flight: kvplan check derives transfers from the load)"},
 			&cli.StringFlag{Name: "rate", Usage: "the load, requests per second: compare the split with the same GPUs aggregated at it (default: the rate at which --concurrency requests are in flight)"},
 			&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "serving engine of the comparison at the load: vllm, sglang or trtllm"},
@@ -85,10 +85,10 @@ func runDisagg(c *cli.Context) error {
 			return err
 		}
 	}
-	if sc.InputTokens, err = positive(c, "input-tokens", false); err != nil {
+	if sc.InputTokens, err = positive(c, flagInputTokens, false); err != nil {
 		return err
 	}
-	if sc.OutputTokens, err = positive(c, "output-tokens", true); err != nil {
+	if sc.OutputTokens, err = positive(c, flagOutputTokens, true); err != nil {
 		return err
 	}
 	if err := withinContext(c, sc.Model, "--input-tokens + --output-tokens", sc.InputTokens+sc.OutputTokens); err != nil {

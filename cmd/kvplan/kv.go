@@ -12,11 +12,13 @@ import (
 
 func kvCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "kv",
-		Usage:     "KV cache bytes of one token and of one request",
-		UsageText: "kvplan kv --model qwen3-8b --tokens 8000 [--kv-dtype fp8] [--tp 2] [--engine sglang] [-o json] [--explain]",
+		Name:  "kv",
+		Usage: "KV cache bytes of one token and of one request",
+		UsageText: `kvplan kv --model qwen3-8b --input-tokens 8000
+   kvplan kv --model qwen3-8b --input-tokens 32k --kv-cache-dtype fp8 --tensor-parallel-size 2 -o json
+   kvplan kv --model qwen3.5-27b --input-tokens 100k --engine sglang --explain`,
 		Flags: withCommon(append(modelFlags(),
-			&cli.IntFlag{Name: "tokens", Aliases: []string{"n"}, Value: 1, Usage: "tokens in the request"},
+			inputTokensFlag(1, "tokens in the request", "tokens", "n"),
 			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "whose linear-attention and Mamba state convention counts: vllm or sglang"},
 		)...),
 		Action: runKV,
@@ -43,11 +45,11 @@ func runKV(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := positive(c, "tokens", false)
+	tokens, err := positive(c, flagInputTokens, false)
 	if err != nil {
 		return err
 	}
-	if err := withinContext(c, m, "--tokens", tokens); err != nil {
+	if err := withinContext(c, m, "--"+flagInputTokens, tokens); err != nil {
 		return err
 	}
 	if err := stateEngine(c.String("engine")); err != nil {
@@ -108,7 +110,13 @@ func bytesWithExact(b int64) string {
 }
 
 // jsonWithExplain drops the derivation from JSON unless --explain is set.
+// It checks the figures first (planner.Derivation.Check): a NaN or
+// infinite figure must stop the output (exit 2), with or without
+// --explain, and emit returns that error.
 func jsonWithExplain(c *cli.Context, v any, d *planner.Derivation) any {
+	if err := d.Check(); err != nil {
+		return figureFailure{err}
+	}
 	if !c.Bool("explain") {
 		*d = nil
 	}

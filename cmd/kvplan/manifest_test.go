@@ -105,7 +105,7 @@ func TestManifestFindingsLocated(t *testing.T) {
 // TestManifestWithPlanFile: a plan file that points at a manifest adds the
 // field study's GPU, limits and workload; findings land in both files.
 func TestManifestWithPlanFile(t *testing.T) {
-	out, errOut, code := kvplan(t, "check", manifests+"plans/review.toml", "-o", "github")
+	out, errOut, code := kvplan(t, "check", manifests+"plans/review.toml", "-o", "github", "--paths-root", manifests)
 	if code != ExitFindings {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -217,7 +217,7 @@ func TestManifestBadInput(t *testing.T) {
 		{"unknown GPU", []string{"check", manifests + "dynamo/vllm_agg_router.yaml", "--gpu", "h100-sx"}, "did you mean h100-sxm"},
 		{"unknown model at its line", []string{"check", manifests + "kserve/llmisvc_pd_qwen2-7b-gpu.yaml", "--gpu", "h100-sxm"}, "llmisvc_pd_qwen2-7b-gpu.yaml:12:10: model.name: unknown model"},
 		{"gpu flag on a plan file", []string{"check", "../../examples/clean.toml", "--gpu", "h100-sxm"}, "--gpu applies to a manifest"},
-		{"bad isl", []string{"check", manifests + "dynamo/vllm_agg_router.yaml", "--gpu", "h100-sxm", "--isl", "-3"}, "--isl -3"},
+		{"bad isl", []string{"check", manifests + "dynamo/vllm_agg_router.yaml", "--gpu", "h100-sxm", "--isl", "-3"}, "--input-tokens -3"},
 		{"bad slo", []string{"check", manifests + "dynamo/vllm_agg_router.yaml", "--gpu", "h100-sxm", "--ttft-p95", "fast"}, `--ttft-p95 "fast"`},
 		{"show a plan file", []string{"manifest", "show", "../../examples/clean.toml"}, "plan file without [deployment] manifest"},
 		{"show missing", []string{"manifest", "show", manifests + "nope.yaml"}, "nope.yaml"},

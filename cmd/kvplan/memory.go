@@ -16,10 +16,12 @@ func memoryCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "memory",
 		Usage: "GPU KV slots of a worker (its engine's accounting, by version) and its host-memory headroom",
-		UsageText: `kvplan memory --model qwen3-0.6b --gpu rtx4060-laptop --gpu-util 0.38 --enforce-eager --max-model-len 4096
-   kvplan memory --model qwen3-0.6b --gpu rtx4060-laptop --gpu-util 0.38 --limit 3584Mi --kv-buffer cpu --concurrency 4 --input-tokens 2371
-   kvplan memory --model llama-3.1-70b --gpu h100-sxm --tp 4 --engine-version 0.19.0
-   kvplan memory --model llama-3.1-8b --gpu h100-sxm --pp 2 --quantization int4 --explain
+		UsageText: `kvplan memory --model qwen3-0.6b --gpu rtx4060-laptop --gpu-memory-utilization 0.38 --enforce-eager --max-model-len 4096
+   kvplan memory --model qwen3-0.6b --gpu rtx4060-laptop --gpu-memory-utilization 0.38 --memory-limit 3584Mi --kv-buffer-device cpu --concurrency 4 --input-tokens 2371
+   kvplan memory --gpu l4 -- vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2 --max-model-len 16384 --kv-cache-dtype fp8
+   kvplan memory --gpu h100-sxm --vllm-args "--model meta-llama/Llama-3.1-70B -tp 4 --gpu-memory-utilization 0.92"
+   kvplan memory --model llama-3.1-70b --gpu h100-sxm --tensor-parallel-size 4 --engine-version 0.19.0
+   kvplan memory --model llama-3.1-8b --gpu h100-sxm --pipeline-parallel-size 2 --quantization int4 --explain
    kvplan memory --model qwen3-32b --gpu h200 --engine sglang
    kvplan memory --model llama-3.1-70b --gpu b200 --engine trtllm --tp 2`,
 		Description: `Computes with the total CUDA reports (a few hundred MiB under nvidia-smi's).
@@ -30,36 +32,53 @@ free memory at start − weights. TRT-LLM: kv = free_gpu_memory_fraction × (tot
 layers and the smallest KV cache wins. blocks = floor(kv / (block_size × KV
 bytes per token)); slots = blocks × block_size.
 Host side: required = baseline RSS + in-flight requests × KV per request ×
-retention + CPU offload cache + margin; staging applies only with --kv-buffer cpu.
+retention + CPU offload cache + margin; staging applies only with
+--kv-buffer-device cpu.
 Each engine version range's constants live in the catalog with sources
-(kvplan engines: catalog/data/engines.toml); the default version is the newest
-the catalog knows, and the output names it.`,
+(kvplan engines list; catalog/data/engines.toml); the default version is the
+newest the catalog knows, and the output names it.
+
+A vllm serve line can be pasted after -- (or given as one string with
+--vllm-args): its model, parallelism, memory fraction, max model len, eager
+mode, batch limits, KV dtype, block size, quantization, dtype and offload
+cache are read with the engine's own argument grammar (the one kvplan check
+uses on manifests). kvplan's flags before -- win; an argument vLLM would not
+take, or one kvplan does not know, is an error.`,
 		Flags: withCommon(append(modelFlags(),
 			&cli.StringFlag{Name: "gpu", Aliases: []string{"g"}, Usage: "GPU of the worker (required; kvplan gpus list)"},
 			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine whose memory accounting to use: vllm, sglang or trtllm"},
 			&cli.StringFlag{Name: "engine-version", Usage: "the engine's version, e.g. 0.19.0 (default: the newest the catalog knows)"},
-			&cli.Float64Flag{Name: "gpu-util", Usage: "the engine's memory fraction: vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, TRT-LLM free_gpu_memory_fraction, in (0, 1] (default: the engine's)"},
-			&cli.BoolFlag{Name: "enforce-eager", Usage: "no CUDA graphs (frees their memory)"},
-			&cli.IntFlag{Name: "pp", Value: 1, Usage: "pipeline-parallel stages: layers split across them, each with its weights and KV"},
-			&cli.IntFlag{Name: "max-model-len", Usage: "longest request the engine admits, tokens (default: the model's max context)"},
+			gpuUtilFlag(0, "the engine's memory fraction: vLLM --gpu-memory-utilization, SGLang --mem-fraction-static, TRT-LLM free_gpu_memory_fraction, in (0, 1] (default: the engine's)"),
+			enforceEagerFlag("no CUDA graphs (frees their memory)"),
+			pipelineParallelFlag(1, "pipeline-parallel stages: layers split across them, each with its weights and KV"),
+			maxModelLenFlag("longest request the engine admits, tokens (default: the model's max context)"),
 			&cli.IntFlag{Name: "block-size", Usage: "tokens per KV block (default: the engine's, 16 for vLLM)"},
-			&cli.IntFlag{Name: "max-num-batched-tokens", Usage: "tokens per forward pass (default: the engine's default for this GPU)"},
-			&cli.IntFlag{Name: "max-num-seqs", Usage: "sequences per batch (default: the engine's default for this GPU)"},
+			maxNumBatchedTokensFlag("tokens per forward pass (default: the engine's default for this GPU)"),
+			maxNumSeqsFlag("sequences per batch (default: the engine's default for this GPU)"),
 			&cli.StringFlag{Name: "dtype", Usage: "weight and activation dtype: fp32, fp16 or bf16 (default: the model's)"},
 			&cli.StringFlag{Name: "quantization", Usage: "a quantized checkpoint's layout: fp8, int8, int4, gptq, awq, nvfp4 or mxfp4 (linear layers at its width, embeddings at 16 bits)"},
 			&cli.IntFlag{Name: "quant-group-size", Usage: "int4/gptq/awq scale group, weights (default 128)"},
 			&cli.StringFlag{Name: "cpu-offload-cache", Usage: "host memory of a CPU KV offload cache in the worker (KVBM DYN_KVBM_CPU_CACHE_GB, LMCache cpuOffloadingBufferSize), e.g. 20Gi"},
-			&cli.StringFlag{Name: "limit", Usage: "the worker's host memory limit, a Kubernetes quantity: 3584Mi, 10Gi, 4G"},
-			&cli.StringFlag{Name: "kv-buffer", Value: "gpu", Usage: "kv_buffer_device: cpu stages every in-flight request's KV in host memory (needed for TCP transfers)"},
-			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "requests in flight whose KV is staged (default 1)"},
-			&cli.IntFlag{Name: "input-tokens", Usage: "tokens of one request's KV (default: max model len)"},
+			memoryLimitFlag("the worker's host memory limit, a Kubernetes quantity: 3584Mi, 10Gi, 4G, 1.5Gi"),
+			kvBufferFlag("where a transfer's KV waits: cpu stages every in-flight request's KV in host memory (needed for TCP transfers), gpu sends it from GPU memory"),
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "requests in flight whose KV is staged (default: 1)"},
+			inputTokensFlag(0, "tokens of one request's KV (default: max model len)"),
+			&cli.StringFlag{Name: "vllm-args", Usage: "a vllm serve command line (or its arguments) as one string; or paste it after --"},
 			&cli.StringFlag{Name: "baseline-rss", Usage: "the worker's measured idle RSS, e.g. 2.5GiB (default: the engine's)"},
 		)...),
-		Action: runMemory,
+		ArgsUsage: "[-- vllm serve MODEL [ARGS...]]",
+		Action:    runMemory,
 	}
 }
 
 func runMemory(c *cli.Context) error {
+	notes, err := engineLine(c)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(c.App.ErrWriter, "note: %s\n", oneLine(n))
+	}
 	sc, err := memoryScenario(c)
 	if err != nil {
 		return err
@@ -85,7 +104,7 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &planner.MemoryScenario{GPUUtil: c.Float64("gpu-util"), EnforceEager: c.Bool("enforce-eager"),
+	sc := &planner.MemoryScenario{GPUUtil: c.Float64(flagGPUUtil), EnforceEager: c.Bool(flagEnforceEager),
 		Dtype: strings.ToLower(c.String("dtype")), Quantization: strings.ToLower(c.String("quantization"))}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err
@@ -106,15 +125,15 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 		return nil, err
 	}
 	sc.KV = models.KVOptions{KVDtype: dtype, TP: tp}
-	if c.IsSet("gpu-util") && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
-		return nil, fmt.Errorf("--gpu-util %g: must be in (0, 1], e.g. 0.9", sc.GPUUtil)
+	if c.IsSet(flagGPUUtil) && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
+		return nil, fmt.Errorf("--%s %g: must be in (0, 1], e.g. 0.9", flagGPUUtil, sc.GPUUtil)
 	}
 	ints := []struct {
 		flag string
 		dst  *int
 	}{
-		{"max-model-len", &sc.MaxModelLen}, {"block-size", &sc.BlockSize}, {"max-num-batched-tokens", &sc.MaxNumBatchedTokens},
-		{"max-num-seqs", &sc.MaxNumSeqs}, {"concurrency", &sc.Concurrency}, {"input-tokens", &sc.InputTokens},
+		{flagMaxModelLen, &sc.MaxModelLen}, {"block-size", &sc.BlockSize}, {flagMaxNumBatchedTokens, &sc.MaxNumBatchedTokens},
+		{flagMaxNumSeqs, &sc.MaxNumSeqs}, {"concurrency", &sc.Concurrency}, {flagInputTokens, &sc.InputTokens},
 		{"quant-group-size", &sc.QuantGroupSize},
 	}
 	for _, f := range ints {
@@ -122,10 +141,10 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 			return nil, err
 		}
 	}
-	if err := withinContext(c, sc.Model, "--input-tokens", sc.InputTokens); err != nil {
+	if err := withinContext(c, sc.Model, "--"+flagInputTokens, sc.InputTokens); err != nil {
 		return nil, err
 	}
-	if sc.PP, err = positive(c, "pp", false); err != nil {
+	if sc.PP, err = positive(c, flagPP, false); err != nil {
 		return nil, err
 	}
 	if s := c.String("cpu-offload-cache"); s != "" {
@@ -133,12 +152,12 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 			return nil, fmt.Errorf("--cpu-offload-cache: %w", err)
 		}
 	}
-	if s := c.String("limit"); s != "" {
+	if s := c.String(flagMemoryLimit); s != "" {
 		if sc.LimitBytes, err = units.ParseQuantity(s); err != nil {
-			return nil, fmt.Errorf("--limit: %w", err)
+			return nil, fmt.Errorf("--%s: %w", flagMemoryLimit, err)
 		}
 		if sc.LimitBytes == 0 {
-			return nil, fmt.Errorf("--limit %s: must be > 0 (leave it out for no limit)", s)
+			return nil, fmt.Errorf("--%s %s: must be > 0 (leave it out for no limit)", flagMemoryLimit, s)
 		}
 	}
 	if s := c.String("baseline-rss"); s != "" {
@@ -146,9 +165,8 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 			return nil, fmt.Errorf("--baseline-rss: %w", err)
 		}
 	}
-	sc.KVBuffer = strings.ToLower(c.String("kv-buffer"))
-	if sc.KVBuffer != planner.KVBufferCPU && sc.KVBuffer != planner.KVBufferGPU {
-		return nil, fmt.Errorf("--kv-buffer %q: want cpu or gpu", c.String("kv-buffer"))
+	if sc.KVBuffer, err = units.ParseEnum(c.String(flagKVBuffer), []string{planner.KVBufferCPU, planner.KVBufferGPU}); err != nil {
+		return nil, fmt.Errorf("--%s: %w", flagKVBuffer, err)
 	}
 	return sc, nil
 }

@@ -22,8 +22,8 @@ func supplementFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "gpu", Usage: "GPU of every pool, or POOL=GPU for one (repeatable; kvplan gpus list); wins over a node selector"},
 		&cli.StringFlag{Name: "link", Usage: "link between prefill and decode pools (kvplan links list)"},
-		&cli.IntFlag{Name: "isl", Usage: "prompt (input) tokens per request"},
-		&cli.IntFlag{Name: "osl", Usage: "output tokens per request"},
+		inputTokensFlag(0, "prompt tokens per request (workload.input_tokens)", "isl"),
+		outputTokensFlag(0, "generated tokens per request (workload.output_tokens)", "osl"),
 		&cli.Float64Flag{Name: "rate", Usage: "requests per second"},
 		&cli.IntFlag{Name: "concurrency", Usage: "requests in flight across the deployment"},
 		&cli.StringFlag{Name: "ttft-p95", Usage: "TTFT objective, e.g. 500ms"},
@@ -31,7 +31,7 @@ func supplementFlags() []cli.Flag {
 	}
 }
 
-var supplementNames = []string{"gpu", "link", "isl", "osl", "rate", "concurrency", "ttft-p95", "itl-p95"}
+var supplementNames = []string{"gpu", "link", flagInputTokens, flagOutputTokens, "rate", "concurrency", "ttft-p95", "itl-p95"}
 
 // supplement reads the flags of what a manifest lacks.
 func supplement(c *cli.Context, cat *catalog.Catalog) (manifest.Supplement, error) {
@@ -52,7 +52,7 @@ func supplement(c *cli.Context, cat *catalog.Catalog) (manifest.Supplement, erro
 	for _, f := range []struct {
 		name string
 		dst  *int
-	}{{"isl", &s.InputTokens}, {"osl", &s.OutputTokens}, {"concurrency", &s.Concurrency}} {
+	}{{flagInputTokens, &s.InputTokens}, {flagOutputTokens, &s.OutputTokens}, {"concurrency", &s.Concurrency}} {
 		if c.IsSet(f.name) {
 			v, err := positive(c, f.name, false)
 			if err != nil {
@@ -123,7 +123,11 @@ func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Pla
 	var file *planfile.Plan
 	path := arg
 	if !isManifest(arg) {
-		p, err := planfile.LoadWith(arg, planfile.Options{AllowOutsidePaths: c.Bool("allow-outside-paths")})
+		root, err := pathsRoot(c, arg)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := planfile.LoadWith(arg, planfile.Options{AllowOutsidePaths: c.Bool("allow-outside-paths"), PathsRoot: root})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -260,6 +264,7 @@ Arguments kvplan does not know, and what it assumed, are listed.`,
 			Flags: append(supplementFlags(),
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "toml", Usage: "toml or json"},
 				&cli.StringSliceFlag{Name: "catalog", EnvVars: []string{catalog.EnvVar}, Usage: "directory (or file) of *.toml catalog entries merged over the embedded catalog; repeatable"},
+				pathsRootFlag(), allowOutsideFlag(),
 			),
 			Action: runManifestShow,
 		}},

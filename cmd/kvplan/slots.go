@@ -12,14 +12,14 @@ import (
 // slotFlags choose a worker's KV slots: given, or from the memory model.
 func slotFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "kv-slots", Usage: "KV slots (tokens) of one worker; or derive them with --model, --gpu and --gpu-util"},
+		&cli.IntFlag{Name: "kv-slots", Usage: "KV slots (tokens) of one worker; or derive them with --model, --gpu and --gpu-memory-utilization"},
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model, to derive slots from --gpu (kvplan models list)"},
 		&cli.StringFlag{Name: "gpu", Aliases: []string{"g"}, Usage: "GPU of each worker, to derive slots through kvplan memory"},
-		&cli.Float64Flag{Name: "gpu-util", Value: 0.9, Usage: "--gpu-memory-utilization when deriving slots, in (0, 1]"},
-		&cli.BoolFlag{Name: "enforce-eager", Usage: "no CUDA graphs when deriving slots"},
-		&cli.IntFlag{Name: "max-model-len", Usage: "--max-model-len when deriving slots (default: the model's)"},
-		&cli.StringFlag{Name: "kv-dtype", Usage: "KV cache dtype when deriving slots"},
-		&cli.IntFlag{Name: "tp", Value: 1, Usage: "tensor-parallel ranks when deriving slots"},
+		gpuUtilFlag(0.9, "the engine's memory fraction when deriving slots, in (0, 1]"),
+		enforceEagerFlag("no CUDA graphs when deriving slots"),
+		maxModelLenFlag("longest request the engine admits when deriving slots (default: the model's)"),
+		kvDtypeFlag("KV cache dtype when deriving slots (default: the model's)"),
+		tensorParallelFlag(1, "tensor-parallel ranks when deriving slots"),
 	}
 }
 
@@ -36,13 +36,13 @@ func workerSlots(c *cli.Context, blockSize int) (int, string, error) {
 		return given, "given (--kv-slots)", nil
 	}
 	if c.String("gpu") == "" || c.String("model") == "" {
-		return 0, "", fmt.Errorf("give the KV slots of a worker: --kv-slots 14816, or --model M --gpu G [--gpu-util U]")
+		return 0, "", fmt.Errorf("give the KV slots of a worker: --kv-slots 14816, or --model M --gpu G [--gpu-memory-utilization U]")
 	}
 	cat, err := loadCatalog(c)
 	if err != nil {
 		return 0, "", err
 	}
-	sc := planner.MemoryScenario{GPUUtil: c.Float64("gpu-util"), EnforceEager: c.Bool("enforce-eager"), BlockSize: blockSize}
+	sc := planner.MemoryScenario{GPUUtil: c.Float64(flagGPUUtil), EnforceEager: c.Bool(flagEnforceEager), BlockSize: blockSize}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return 0, "", err
 	}
@@ -53,9 +53,9 @@ func workerSlots(c *cli.Context, blockSize int) (int, string, error) {
 		return 0, "", err
 	}
 	if sc.GPUUtil <= 0 || sc.GPUUtil > 1 {
-		return 0, "", fmt.Errorf("--gpu-util %g: must be in (0, 1], e.g. 0.9", sc.GPUUtil)
+		return 0, "", fmt.Errorf("--%s %g: must be in (0, 1], e.g. 0.9", flagGPUUtil, sc.GPUUtil)
 	}
-	if sc.MaxModelLen, err = positive(c, "max-model-len", true); err != nil {
+	if sc.MaxModelLen, err = positive(c, flagMaxModelLen, true); err != nil {
 		return 0, "", err
 	}
 	dtype, err := kvDtype(c)

@@ -1,0 +1,59 @@
+package catalog
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestEmbeddedGenerated fails while embedded_gen.go is stale: the catalog
+// the binary carries must be exactly what data/*.toml says.
+func TestEmbeddedGenerated(t *testing.T) {
+	fromTOML, err := LoadEmbeddedTOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := embeddedCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(compiled, fromTOML) {
+		t.Fatal("catalog/embedded_gen.go is stale: data/*.toml changed since it was generated; run `go generate ./catalog` and commit the result")
+	}
+	if len(compiled.Models) == 0 || len(compiled.GPUs) == 0 || len(compiled.Links) == 0 || len(compiled.Engines) == 0 {
+		t.Fatalf("an empty kind: %d models, %d GPUs, %d links, %d engines", len(compiled.Models), len(compiled.GPUs), len(compiled.Links), len(compiled.Engines))
+	}
+}
+
+// TestEmbeddedFresh checks that every Load gets values of its own: a caller
+// that changes an entry must not change the next Load's.
+func TestEmbeddedFresh(t *testing.T) {
+	a, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Models[0].Layers = -1
+	a.GPUs = nil
+	b, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Models[0].Layers == -1 || len(b.GPUs) == 0 {
+		t.Fatal("Load returned values shared with an earlier call")
+	}
+}
+
+func BenchmarkLoadEmbedded(b *testing.B) {
+	for b.Loop() {
+		if _, err := Load(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLoadEmbeddedTOML(b *testing.B) {
+	for b.Loop() {
+		if _, err := LoadEmbeddedTOML(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
