@@ -121,6 +121,7 @@ func runPlan(c *cli.Context) error {
 	} else if res.Closest != nil {
 		d = res.Closest.Derivation
 	}
+	centsOf(res)
 	doc := planDoc(c, q, res)
 	out := &planResultJSON{Result: res}
 	if c.Bool("explain") {
@@ -356,8 +357,8 @@ func candidateSection(cols []column) report.Section {
 	row("mode", func(c *capacity.Candidate) string { return c.Mode })
 	row("pools", func(c *capacity.Candidate) string { return c.Describe() })
 	row("GPUs", func(c *capacity.Candidate) string { return strconv.Itoa(c.GPUs) })
-	row("$/hour", func(c *capacity.Candidate) string { return usd(c.USDPerHour, "%.2f") })
-	row("$/M output tokens", func(c *capacity.Candidate) string { return usd(c.USDPerMillionOutputTokens, "%.3f") })
+	row("$/hour", func(c *capacity.Candidate) string { return usd(c.USDPerHour) })
+	row("$/M output tokens", func(c *capacity.Candidate) string { return usd(c.USDPerMillionOutputTokens) })
 	row("requests/s", func(c *capacity.Candidate) string { return fmt.Sprintf("%.4g", c.RatePerS) })
 	row("capacity within SLO", func(c *capacity.Candidate) string {
 		if !c.MeetsSLO {
@@ -399,11 +400,26 @@ func candidateSection(cols []column) report.Section {
 	return report.Section{Title: "Candidates", Header: header, Rows: rows}
 }
 
-func usd(v *float64, format string) string {
+func usd(v *float64) string {
 	if v == nil {
 		return "unknown"
 	}
-	return "$" + fmt.Sprintf(format, *v)
+	return units.USD(*v)
+}
+
+// centsOf rounds every dollar figure of res to cents, as every format
+// prints money (units.Cents).
+func centsOf(res *capacity.Result) {
+	for _, c := range res.Candidates {
+		for _, v := range []*float64{c.USDPerHour, c.USDPerMillionOutputTokens} {
+			if v != nil {
+				*v = units.Cents(*v)
+			}
+		}
+		for i := range c.Pools {
+			c.Pools[i].USDPerGPUHour = units.Cents(c.Pools[i].USDPerGPUHour)
+		}
+	}
 }
 
 func msOrDash(v float64) string {
