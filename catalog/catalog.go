@@ -28,18 +28,20 @@ const EnvVar = "KVPLAN_CATALOG"
 
 // Catalog is the merged set of entries, each kind sorted by name.
 type Catalog struct {
-	Models  []*Model
-	Links   []*Link
-	GPUs    []*GPU
-	Engines []*Engine
+	Models       []*Model
+	Links        []*Link
+	GPUs         []*GPU
+	Engines      []*Engine
+	Efficiencies []*Efficiency // keyed by GPU × engine × dtype, sorted by key
 }
 
 // fileData is the shape of one catalog file: any mix of the four kinds.
 type fileData struct {
-	Models  []Model  `toml:"model"`
-	Links   []Link   `toml:"link"`
-	GPUs    []GPU    `toml:"gpu"`
-	Engines []Engine `toml:"engine"`
+	Models       []Model      `toml:"model"`
+	Links        []Link       `toml:"link"`
+	GPUs         []GPU        `toml:"gpu"`
+	Engines      []Engine     `toml:"engine"`
+	Efficiencies []Efficiency `toml:"efficiency"`
 }
 
 // Load returns the embedded catalog with each user directory merged over it,
@@ -186,6 +188,15 @@ func (c *Catalog) addFile(file string, data []byte) error {
 		// embedded entry of the same name that starts at the same version.
 		c.Engines = replace(c.Engines, e, func(x *Engine) string { return x.Name + "@" + x.MinVersion })
 	}
+	for i := range fd.Efficiencies {
+		e := &fd.Efficiencies[i]
+		e.GPU, e.Engine, e.Dtype = strings.ToLower(e.GPU), strings.ToLower(e.Engine), strings.ToLower(e.Dtype)
+		if err := check("efficiency", i, e.Key(), e.validate()); err != nil {
+			return err
+		}
+		e.File, e.Line = file, idx.InArray("efficiency", i)
+		c.Efficiencies = replace(c.Efficiencies, e, (*Efficiency).Key)
+	}
 	return nil
 }
 
@@ -211,4 +222,5 @@ func (c *Catalog) sort() {
 		}
 		return a.hasMin && (!b.hasMin || a.minV.less(b.minV)) || !a.hasMin && b.hasMin
 	})
+	sort.Slice(c.Efficiencies, func(i, j int) bool { return c.Efficiencies[i].Key() < c.Efficiencies[j].Key() })
 }

@@ -146,6 +146,8 @@ func TestMoEActiveParams(t *testing.T) {
 		"kimi-k2.5": true, "kimi-k2.5-nvfp4": true, "qwen3.5-397b-a17b": true, "qwen3.6-35b-a3b-nvfp4": true,
 		"llama-4-scout-17b-16e": true, "llama-4-maverick-17b-128e": true, "nemotron-3-nano-30b-a3b": true,
 		"nemotron-3-super-120b-a12b-fp8": true, "nemotron-3-ultra-550b-a55b": true, "gpt-oss-20b": true,
+		// the engine-model block
+		"minimax-m2.5": true,
 	}
 	for name := range moe {
 		m, err := c.Model(name)

@@ -110,8 +110,8 @@ func TestBadCatalogFiles(t *testing.T) {
 	}{
 		{
 			file: "unknown-key.toml", line: 7, field: "model.kv_head",
-			msg:  "unknown key; accepted here: aliases, attention_heads, dtype, head_dim, hf_id, hidden_size, kv_dtype, kv_heads, layers, layout, max_context, mla, mtp_layers, name, params_active, params_total, source, tied_embeddings, vocab_size, weight_dtype, weights_bytes",
-			full: bad + "/unknown-key.toml:7: model.kv_head: unknown key; accepted here: aliases, attention_heads, dtype, head_dim, hf_id, hidden_size, kv_dtype, kv_heads, layers, layout, max_context, mla, mtp_layers, name, params_active, params_total, source, tied_embeddings, vocab_size, weight_dtype, weights_bytes",
+			msg:  "unknown key; accepted here: aliases, attention_heads, dtype, head_dim, hf_id, hidden_size, kv_dtype, kv_heads, layers, layout, max_context, mla, moe, mtp_layers, name, params_active, params_total, source, tied_embeddings, vocab_size, weight_dtype, weights_bytes",
+			full: bad + "/unknown-key.toml:7: model.kv_head: unknown key; accepted here: aliases, attention_heads, dtype, head_dim, hf_id, hidden_size, kv_dtype, kv_heads, layers, layout, max_context, mla, moe, mtp_layers, name, params_active, params_total, source, tied_embeddings, vocab_size, weight_dtype, weights_bytes",
 		},
 		{
 			file: "unknown-layout-key.toml", line: 14, field: "model.layout.windw",

@@ -30,6 +30,7 @@ type Model struct {
 	MTPLayers int    `toml:"mtp_layers" json:"mtp_layers,omitempty"` // multi-token-prediction layers; not counted in KV bytes
 
 	MLA    *MLA         `toml:"mla" json:"mla,omitempty"`       // multi-head latent attention (DeepSeek-V2/V3, Kimi K2)
+	MoE    *MoE         `toml:"moe" json:"moe,omitempty"`       // routed experts (mixture of experts); nil = dense
 	Layout []LayerGroup `toml:"layout" json:"layout,omitempty"` // per-layer attention layout; empty = all full
 
 	Source string `toml:"source" json:"source,omitempty"` // where these figures come from
@@ -48,6 +49,15 @@ type MLA struct {
 	// engines pack it with its scales (FlashMLA sparse's fp8_ds_mla: 656 for
 	// DeepSeek-V3.2 and GLM-5, 584 for DeepSeek-V4); 0 = one byte an element.
 	FP8EntryBytes int `toml:"fp8_entry_bytes" json:"fp8_entry_bytes,omitempty"`
+}
+
+// MoE describes a mixture-of-experts model's routed experts, what the engine
+// model needs to count the expert weights a batch touches. The routed
+// experts' parameters follow from params_total and params_active (see
+// models.ExpertParams).
+type MoE struct {
+	Experts         int `toml:"experts" json:"experts,omitempty"`                     // routed experts per MoE layer (n_routed_experts, num_experts)
+	ExpertsPerToken int `toml:"experts_per_token" json:"experts_per_token,omitempty"` // routed experts each token uses (num_experts_per_tok)
 }
 
 // Layer kinds of a LayerGroup.
@@ -151,8 +161,6 @@ type GPU struct {
 	// Interconnect between GPUs of one node, what tensor-parallel all-reduces use.
 	Interconnect          string `toml:"interconnect" json:"interconnect,omitempty"`                     // nvlink3, nvlink4, nvlink5, pcie3, pcie4, pcie5, infinity-fabric
 	InterconnectBandwidth string `toml:"interconnect_bandwidth" json:"interconnect_bandwidth,omitempty"` // per GPU, one direction: "450GB/s"
-
-	PrefillMFU float64 `toml:"prefill_mfu" json:"prefill_mfu,omitempty"` // fraction of BF16TFLOPS a prefill reaches, in (0, 1]; optional, superseded by the engine model
 
 	USDPerHour     float64 `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`           // on-demand price of one GPU-hour; 0 = unknown
 	USDPerHourSpot float64 `toml:"usd_per_hour_spot" json:"usd_per_hour_spot,omitempty"` // a spot price sample; 0 = unknown

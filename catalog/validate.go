@@ -77,6 +77,16 @@ func (m *Model) validate() []fieldErr {
 			add("head_dim", "must be > 0 (got %d)", m.HeadDim)
 		}
 	}
+	if m.MoE != nil {
+		switch {
+		case m.MoE.Experts <= 0:
+			add("moe.experts", "must be > 0 (got %d)", m.MoE.Experts)
+		case m.MoE.ExpertsPerToken <= 0 || m.MoE.ExpertsPerToken > m.MoE.Experts:
+			add("moe.experts_per_token", "must be between 1 and experts %d (got %d)", m.MoE.Experts, m.MoE.ExpertsPerToken)
+		case m.ParamsActive == 0:
+			add("moe", "a mixture of experts needs params_active (the parameters one token uses)")
+		}
+	}
 	if len(m.Layout) > 0 {
 		sum := 0
 		for i, g := range m.Layout {
@@ -333,9 +343,6 @@ func (g *GPU) validate() []fieldErr {
 		} else if !(g.InterconnectBandwidthBytes > 0) {
 			add("interconnect_bandwidth", "must be > 0")
 		}
-	}
-	if g.PrefillMFU != 0 && !(g.PrefillMFU > 0 && g.PrefillMFU <= 1) {
-		add("prefill_mfu", "must be in (0, 1] (got %g)", g.PrefillMFU)
 	}
 	if !(g.USDPerHour >= 0) {
 		add("usd_per_hour", "must be >= 0 (got %g; 0 = unknown)", g.USDPerHour)

@@ -47,7 +47,7 @@ func NewWeights(m *catalog.Model, tp int) (*Weights, error) {
 	} else {
 		b, ok := catalog.DtypeBytes(m.WeightDtype)
 		if !ok {
-			return nil, fmt.Errorf("model %s: weight dtype %q is not one of fp32, bf16, fp16, fp8, int8, int4, mxfp4", m.Name, m.WeightDtype)
+			return nil, fmt.Errorf("model %s: weight dtype %q is not one of fp32, bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4", m.Name, m.WeightDtype)
 		}
 		w.BytesPerParam = b
 		w.TotalBytes = int64(math.Ceil(float64(m.ParamsTotal) * b))

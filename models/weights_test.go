@@ -47,7 +47,7 @@ func TestNewWeights(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewWeights(&catalog.Model{Name: "bad", ParamsTotal: 1, WeightDtype: "fp4"}, 1); err == nil {
+	if _, err := NewWeights(&catalog.Model{Name: "bad", ParamsTotal: 1, WeightDtype: "fp3"}, 1); err == nil {
 		t.Error("unknown weight dtype: no error")
 	}
 }

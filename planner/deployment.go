@@ -282,19 +282,28 @@ func (dep *Deployment) planPoolMemory(pp *PoolPlan) error {
 		return err
 	}
 	if pp.Role != planfile.RolePrefill {
-		pp.ITLMS = decodeStepMS(pp, pp.KV, dep.Plan.Workload)
+		if pp.ITLMS, err = dep.decodeStepMS(pp); err != nil {
+			// The rules report what makes the engine model refuse (a tp that
+			// does not divide the heads, no efficiencies): no ITL, not a NaN.
+			pp.ITLMS = 0
+			dep.Derivation.Add(pp.Name+".itl_ms", 0, "ms", "unknown: the engine model cannot price this pool", "%v", err)
+		}
 	}
 	return nil
 }
 
-// decodeStepMS is a memory-bound roofline of one decode step: every step
-// reads the rank's weights and the KV of every sequence in the batch once,
-// at the GPU's memory bandwidth. It is a floor; compute, kernel launches and
-// scheduling add to it.
-func decodeStepMS(pp *PoolPlan, kv *KVPlan, w planfile.Workload) float64 {
-	ctx := w.InputTokens + w.OutputTokens/2 // mean context while decoding
-	bytes := float64(pp.Memory.WeightsBytes) + float64(pp.ConcurrencyPerWorker)*float64(kv.kv.RequestBytes(ctx))
-	return bytes / pp.GPU.MemoryBandwidthBytes * 1000
+// decodeStepMS is the engine model's decode iteration (package perf) for a
+// worker of the pool: its share of the requests in flight decoding at the
+// mean context while decoding (fixed costs, weights and KV read at the
+// fitted bandwidth, all-reduces).
+func (dep *Deployment) decodeStepMS(pp *PoolPlan) (float64, error) {
+	w := dep.Plan.Workload
+	ctx := w.InputTokens + w.OutputTokens/2
+	em, err := engineModel(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, pp.TP, pp.Memory.EnforceEager)
+	if err != nil {
+		return 0, err
+	}
+	return em.DecodeStep(max(1, pp.ConcurrencyPerWorker), float64(ctx)).TotalMS, nil
 }
 
 func (dep *Deployment) pool(name string) *PoolPlan {
@@ -324,6 +333,7 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 			InputTokens: max(1, p.Workload.InputTokens), OutputTokens: p.Workload.OutputTokens,
 			RequestRate: p.Workload.RequestRate, Link: link,
 			PrefillGPU: pre.GPU, DecodeGPU: dec.GPU, SameGPU: dep.sharesOneGPU(), FrontendMS: DefaultFrontendMS,
+			Catalog: dep.cat, Engine: dep.Engine.Name,
 		}
 		if p.Workload.RequestRate == 0 || p.Has("workload.concurrency") {
 			sc.RequestsInFlight = max(1, p.Workload.Concurrency)
@@ -352,11 +362,15 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 		if agg == nil {
 			return nil
 		}
-		dep.PrefillMS = EstimatePrefillMS(dep.Model, agg.GPU, max(1, p.Workload.InputTokens), agg.TP, d)
+		var err error
+		if dep.PrefillMS, err = EstimatePrefillMS(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, max(1, p.Workload.InputTokens), agg.TP, d); err != nil {
+			dep.PrefillMS = 0
+			d.Add("prefill_ms", 0, "ms", "unknown: the engine model cannot price this pool", "%v", err)
+		}
 		dep.TTFTMS = d.Add("predicted_ttft_ms", DefaultFrontendMS+dep.PrefillMS, "ms", "frontend + prefill (aggregated)", "%g + %.3f", float64(DefaultFrontendMS), dep.PrefillMS)
 		dep.ITLMS = agg.ITLMS
 	}
-	d.Add("predicted_itl_ms", dep.ITLMS, "ms", "(weights per rank + sequences per worker × KV per sequence) / memory bandwidth: a memory-bound floor", "%.3f", dep.ITLMS)
+	d.Add("predicted_itl_ms", dep.ITLMS, "ms", "the engine model's decode iteration with the requests in flight per worker at the mean decoding context (kvplan perf)", "%.3f", dep.ITLMS)
 	return nil
 }
 

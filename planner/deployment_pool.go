@@ -240,19 +240,20 @@ func (dep *Deployment) planPrefillCapacity() {
 		c.UncachedTokens = uncached
 		c.RequestRate = rate * float64(pp.Workers) / float64(workers)
 		var scratch Derivation
-		c.PrefillMS = EstimatePrefillMS(dep.Model, pp.GPU, uncached, pp.TP, &scratch)
-		if !(c.PrefillMS > 0) || math.IsInf(c.PrefillMS, 0) {
-			// A GPU without the figures the estimate needs (a user catalog entry
-			// without prefill_mfu): no floor rather than a NaN or an infinity.
+		var err error
+		c.PrefillMS, err = EstimatePrefillMS(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, uncached, pp.TP, &scratch)
+		if err != nil || !(c.PrefillMS > 0) || math.IsInf(c.PrefillMS, 0) {
+			// No engine model for this pool (a user catalog without
+			// efficiencies for it): no floor rather than a NaN or an infinity.
 			c.PrefillMS = 0
-			d.Add(pp.Name+".prefill_capacity_tokens_per_s", 0, "tokens/s", "unknown: the prefill time of "+pp.GPU.Name+" cannot be estimated (no bf16_tflops or prefill_mfu)", "0")
+			d.Add(pp.Name+".prefill_capacity_tokens_per_s", 0, "tokens/s", "unknown: the prefill time of "+pp.GPU.Name+" cannot be estimated (no engine-model efficiencies)", "0")
 			continue
 		}
 		c.DemandTokensPerS = d.Add(pp.Name+".prefill_demand_tokens_per_s", c.RequestRate*float64(uncached), "tokens/s",
 			"request_rate × workers / prefilling workers × uncached input tokens; uncached = input − (repeats − 1) / repeats × cached prefix blocks when the working set fits",
 			"%g × %d / %d × %d", rate, pp.Workers, workers, uncached)
 		c.CapacityTokensPerS = d.Add(pp.Name+".prefill_capacity_tokens_per_s", float64(pp.Workers)*float64(uncached)/c.PrefillMS*1000, "tokens/s",
-			"workers × uncached tokens / prefill time of one request (EstimatePrefillMS: FLOPs / (bf16 FLOP/s × MFU × tp)): a floor that leaves out decode work and queueing",
+			"workers × uncached tokens / prefill time of one request (EstimatePrefillMS: the engine model's prefill iterations): a floor that leaves out decode work and queueing",
 			"%d × %d / %.3f ms", pp.Workers, uncached, c.PrefillMS)
 		if n := len(scratch); n > 0 {
 			d.Note("prefill_ms = " + scratch[n-1].Formula + " = " + scratch[n-1].Values)

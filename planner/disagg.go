@@ -39,8 +39,12 @@ type DisaggScenario struct {
 	PrefillGPU  *catalog.GPU
 	DecodeGPU   *catalog.GPU
 	SameGPU     bool    // prefill and decode workers share one GPU
-	PrefillMS   float64 // measured prefill time; 0 = estimate from the GPU
+	PrefillMS   float64 // measured prefill time; 0 = estimate with the engine model
 	FrontendMS  float64 // frontend overhead per request
+	// Catalog and Engine give the engine model's efficiencies for the
+	// prefill estimate (Engine "" = vllm).
+	Catalog *catalog.Catalog
+	Engine  string
 }
 
 // DisaggPlan compares aggregated and disaggregated serving of one request.
@@ -295,24 +299,13 @@ func (p *DisaggPlan) prefill(sc DisaggScenario, d *Derivation) error {
 		return nil
 	}
 	p.PrefillSource = "estimated"
-	p.PrefillMS = EstimatePrefillMS(sc.Model, sc.PrefillGPU, sc.InputTokens, sc.TP, d)
-	return nil
-}
-
-// EstimatePrefillMS estimates the prefill time of one request of tokens
-// tokens on tp GPUs of kind g: FLOPs / (bf16 FLOP/s × prefill MFU × tp),
-// adding its figures to d.
-func EstimatePrefillMS(m *catalog.Model, g *catalog.GPU, tokens, tp int, d *Derivation) float64 {
-	wf, af := models.PrefillFLOPs(m, tokens)
-	d.Add("prefill_flops", wf+af, "FLOP",
-		"2 × matmul params × tokens + 2 × vocab × hidden (last token's logits) + causal attention FLOPs",
-		"2 × %d × %d + 2 × %d × %d + %.4g", models.MatmulParams(m), tokens, m.VocabSize, m.HiddenSize, af)
-	d.Note("matmul params = active params less the embedding matrices (the input embedding is a lookup)")
-	tp = max(1, tp)
-	ms := d.Add("prefill_ms", (wf+af)/(g.BF16TFLOPS*1e12*g.PrefillMFU*float64(tp))*1000, "ms",
-		"prefill FLOPs / (bf16 FLOP/s × prefill MFU × tp)", "%.4g / (%g e12 × %g × %d)", wf+af, g.BF16TFLOPS, g.PrefillMFU, tp)
-	d.Note(g.Name + ": " + g.Source)
-	return ms
+	engine := sc.Engine
+	if engine == "" {
+		engine = "vllm"
+	}
+	var err error
+	p.PrefillMS, err = EstimatePrefillMS(sc.Catalog, engine, sc.Model, sc.PrefillGPU, sc.InputTokens, sc.TP, d)
+	return err
 }
 
 func (p *DisaggPlan) verdict() string {

@@ -15,7 +15,7 @@ type DisaggAtLoad struct {
 	ITLAggMS     float64 `json:"itl_agg_ms"`     // mean ITL served aggregated at the load (0: cannot carry it)
 	ITLDisaggMS  float64 `json:"itl_disagg_ms"`  // mean ITL of the decode pool at the load
 	// DecodeStallFreedMS is the decode time the split frees per request:
-	// (output tokens − 1) × (ITL aggregated − ITL disaggregated).
+	// max(0, (output tokens − 1) × (ITL aggregated − ITL disaggregated)).
 	DecodeStallFreedMS float64 `json:"decode_stall_freed_ms"`
 	TransferMS         float64 `json:"transfer_ms"` // mean KV transfer at the load, sharing included
 	TTFTAggP95MS       float64 `json:"ttft_agg_p95_ms"`

@@ -119,6 +119,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
    how many bytes of KV a token and a request cost   kvplan kv --model qwen3-8b --input-tokens 8000
    whether splitting prefill and decode pays off     kvplan disagg --model qwen3-0.6b --link 1gbe
    KV slots per worker, host-memory headroom         kvplan memory --model qwen3-0.6b --gpu l4 --memory-limit 8Gi --kv-buffer-device cpu
+   TTFT, TPOT, throughput under a closed-loop load   kvplan perf --model llama-3.1-8b --gpu h100-sxm --isl 1024 --osl 1024 --concurrency 64
    whether the prefix working set fits, per policy   kvplan route --workers 2 --kv-slots 14816 --prefixes 12
    hit rates of each router on a real trace          kvplan simulate --trace trace.jsonl --workers 8 --kv-slots 200000
    whether a deployment plan will work (CI)          kvplan check plan.toml -o github
@@ -127,9 +128,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
    the cheapest deployment meeting an SLO at a rate  kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1s --itl-p95 50ms
    what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list; kvplan engines list
 
-   kv, disagg, memory, route, simulate, plan and the catalog's list and show
-   take -o table|json|markdown and --catalog DIR; kv, disagg, memory, route and
-   plan also --explain (every figure with its formula). check takes -o table, json,
+   kv, disagg, memory, perf, route, simulate, plan and the catalog's list and
+   show take -o table|json|markdown and --catalog DIR; kv, disagg, memory, perf,
+   route and plan also --explain (every figure with its formula). check takes -o table, json,
    markdown, junit, sarif or github, --catalog and --explain. Flags are named
    as the plan file's keys and vLLM's flags (--tensor-parallel-size,
    --gpu-memory-utilization, --max-model-len, --kv-cache-dtype); kvplan's
@@ -144,6 +145,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			kvCommand(),
 			disaggCommand(),
 			memoryCommand(),
+			perfCommand(),
 			checkCommand(),
 			manifestCommand(),
 			rulesCommand(),

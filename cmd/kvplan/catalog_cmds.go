@@ -178,11 +178,11 @@ func showLink(cat *catalog.Catalog, name string) (*report.Doc, error) {
 func listGPUs(cat *catalog.Catalog) *report.Doc {
 	var rows [][]string
 	for _, g := range cat.GPUs {
-		rows = append(rows, []string{g.Name, units.Bytes(g.MemoryBytes), fmt.Sprintf("%g", g.BF16TFLOPS), units.Rate(g.MemoryBandwidthBytes), fmt.Sprintf("%g", g.PrefillMFU), fmt.Sprintf("%.2f", g.USDPerHour), g.Description})
+		rows = append(rows, []string{g.Name, units.Bytes(g.MemoryBytes), fmt.Sprintf("%g", g.BF16TFLOPS), units.Rate(g.MemoryBandwidthBytes), fmt.Sprintf("%.2f", g.USDPerHour), g.Description})
 	}
 	return &report.Doc{
 		Title:    fmt.Sprintf("%d GPUs", len(rows)),
-		Sections: []report.Section{{Header: []string{"name", "memory", "bf16 TFLOP/s", "bandwidth", "prefill MFU", "$/hour", "description"}, Rows: rows}},
+		Sections: []report.Section{{Header: []string{"name", "memory", "bf16 TFLOP/s", "bandwidth", "$/hour", "description"}, Rows: rows}},
 		JSON:     cat.GPUs,
 	}
 }
@@ -199,7 +199,6 @@ func showGPU(cat *catalog.Catalog, name string) (*report.Doc, error) {
 		{"dense fp8 / fp4 / int8", fmt.Sprintf("%g / %g TFLOP/s, %g TOP/s (0 = no such tensor path)", g.FP8TFLOPS, g.FP4TFLOPS, g.INT8TOPS)},
 		{"memory bandwidth", units.Rate(g.MemoryBandwidthBytes)},
 		{"interconnect", fmt.Sprintf("%s, %s per GPU one way", g.Interconnect, units.Rate(g.InterconnectBandwidthBytes))},
-		{"prefill MFU", fmt.Sprintf("%g", g.PrefillMFU)},
 		{"on-demand price", fmt.Sprintf("$%.2f/hour (spot $%.2f; 0 = unknown): %s", g.USDPerHour, g.USDPerHourSpot, g.PriceSource)},
 		{"source", g.Source}, {"defined in", fmt.Sprintf("%s:%d", g.File, g.Line)},
 	}

@@ -37,7 +37,7 @@ prefill MFU unless --prefill-ms gives a measured value.`,
 			outputTokensFlag(128, "generated tokens per request", "osl"),
 			&cli.IntFlag{Name: "decode-tp", Usage: "tensor-parallel ranks of the decode worker (default: --tensor-parallel-size); each decode rank pulls its own KV shard"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "transfers sharing the link at once (not requests in flight: kvplan check derives transfers from the load)"},
-			&cli.StringFlag{Name: "rate", Usage: "the load, requests per second: compare the split with the same GPUs aggregated at it (default: the rate at which --concurrency requests are in flight)"},
+			&cli.StringFlag{Name: "rate", Usage: "the load, requests per second: compare the split with the same GPUs aggregated at it (what splitting frees of decode against the transfer at that load); without it, one request's view"},
 			&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "serving engine of the comparison at the load: vllm, sglang or trtllm"},
 			&cli.StringFlag{Name: "prefill-gpu", Value: defaultGPU, Usage: "GPU of the prefill worker (kvplan gpus list)"},
 			&cli.StringFlag{Name: "decode-gpu", Usage: "GPU of the decode worker (default: the prefill GPU)"},
@@ -57,7 +57,7 @@ func runDisagg(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sc := planner.DisaggScenario{SameGPU: c.Bool("same-gpu"), PrefillMS: c.Float64("prefill-ms"), FrontendMS: c.Float64("frontend-ms")}
+	sc := planner.DisaggScenario{SameGPU: c.Bool("same-gpu"), PrefillMS: c.Float64("prefill-ms"), FrontendMS: c.Float64("frontend-ms"), Catalog: cat}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return err
 	}
@@ -114,20 +114,16 @@ func runDisagg(c *cli.Context) error {
 }
 
 // disaggAtLoad adds the comparison at the load (kvplan plan's figures) to
-// p: at --rate, or at the rate that keeps --concurrency requests in flight.
-// Without an engine model for the GPUs the one-request view stands, unless
-// --rate asked for the comparison.
+// p when --rate gives the load (--concurrency counts transfers sharing the
+// link, not requests in flight, so it sets no load).
 func disaggAtLoad(c *cli.Context, cat *catalog.Catalog, sc planner.DisaggScenario, p *planner.DisaggPlan) error {
-	if sc.SameGPU || sc.OutputTokens < 1 {
+	s := c.String("rate")
+	if s == "" || sc.SameGPU || sc.OutputTokens < 1 {
 		return nil
 	}
-	rate := 0.0
-	if s := c.String("rate"); s != "" {
-		v, err := units.ParseNumber(s)
-		if err != nil || !(v > 0) || v > 1e6 {
-			return fmt.Errorf("--rate %q: want requests per second above 0 (at most 1,000,000)", s)
-		}
-		rate = v
+	rate, err := units.ParseNumber(s)
+	if err != nil || !(rate > 0) || rate > 1e6 {
+		return fmt.Errorf("--rate %q: want requests per second above 0 (at most 1,000,000)", s)
 	}
 	engine, err := cat.Engine(c.String("engine"))
 	if err != nil {
@@ -135,10 +131,7 @@ func disaggAtLoad(c *cli.Context, cat *catalog.Catalog, sc planner.DisaggScenari
 	}
 	a, err := capacity.DisaggAtLoad(sc, engine, rate, planEngine(cat))
 	if err != nil {
-		if rate > 0 {
-			return fmt.Errorf("disagg: --rate: %w", err)
-		}
-		return nil
+		return fmt.Errorf("disagg: --rate: %w", err)
 	}
 	p.SetAtLoad(a)
 	return nil

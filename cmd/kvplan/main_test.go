@@ -102,9 +102,11 @@ func TestDoneWhen(t *testing.T) {
 }
 
 // TestFieldMeasurement reproduces FACTS §5/§3: on the 8 GB laptop GPU, whose
-// prefill of ~1,500 tokens is ~67 ms (TTFT ~80 ms), moving 1,500 tokens of
-// Qwen3-0.6B KV (172,032,000 B) over 1 GbE at ~104 MB/s takes ~1,654 ms, so
-// TTFT becomes about (80 + 1,654) / 80 ≈ 21.7 times worse: the field saw 20×.
+// TTFT for ~1,500 tokens is ~80 ms, moving 1,500 tokens of Qwen3-0.6B KV
+// (172,032,000 B) over 1 GbE at ~104 MB/s takes ~1,654 ms, so TTFT becomes
+// about (80 + 1,654) / 80 ≈ 21.7 times worse: the field saw 20×. The
+// aggregated TTFT comes from the engine model and must land within 25% of
+// the measured ~80 ms (TestPrefillFieldMeasurements).
 func TestFieldMeasurement(t *testing.T) {
 	out, errOut, code := kvplan(t, "disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-gpu", "rtx4060-laptop", "-o", "json")
 	if code != ExitOK {
@@ -118,8 +120,8 @@ func TestFieldMeasurement(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.TTFTAgg < 70 || p.TTFTAgg > 90 {
-		t.Errorf("aggregated TTFT %.1f ms; the measurement is ~80 ms", p.TTFTAgg)
+	if p.TTFTAgg < 60 || p.TTFTAgg > 100 {
+		t.Errorf("aggregated TTFT %.1f ms; the measurement is ~80 ms (25%% allowed)", p.TTFTAgg)
 	}
 	if math.Abs(p.Transfer-1654.35) > 0.1 { // 0.2 ms + 172,032,000 / 104e6 s
 		t.Errorf("transfer %.2f ms, want 1654.35", p.Transfer)

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/internal/safefile"
+	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 )
 
@@ -31,6 +32,17 @@ func sweepPlot(title, series string, pts []sweepPoint) report.Plot {
 	}
 	pl.Series = append(pl.Series, s)
 	return pl
+}
+
+// perfSweepPlot is the curve of a sweep's plans.
+func perfSweepPlot(plans []*planner.PerfPlan) report.Plot {
+	p := plans[0]
+	pts := make([]sweepPoint, 0, len(plans))
+	for _, q := range plans {
+		pts = append(pts, sweepPoint{Concurrency: q.Concurrency, TPOTMS: q.TPOTMS, OutputTokensPerSPerGPU: q.OutputTokensPerSPerGPU})
+	}
+	return sweepPlot(fmt.Sprintf("%s on %d × %s (%s), %d in / %d out: by concurrency", p.Model, p.GPUs, p.GPU, p.Engine, p.InputTokens, p.OutputTokens),
+		fmt.Sprintf("tp%d %s", p.TP, p.WeightDtype), pts)
 }
 
 // writeSweepPlot writes `kvplan perf --sweep ... --plot FILE.svg`.

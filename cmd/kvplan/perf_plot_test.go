@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -20,4 +23,21 @@ func TestSweepPlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "perf-sweep-plot.json", string(data)+"\n")
+}
+
+// TestPerfSweepPlotFlag checks that kvplan perf --sweep --plot writes the
+// curve as an SVG, and that --plot alone is a usage error.
+func TestPerfSweepPlotFlag(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sweep.svg")
+	args := []string{"perf", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--isl", "1024", "--osl", "1024"}
+	if _, errs, code := kvplan(t, append(append([]string{}, args...), "--sweep", "concurrency=1,8,64", "--plot", path)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	svg, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(svg), "<svg") || !strings.Contains(string(svg), "tp1 bf16") {
+		t.Errorf("--plot wrote no curve: %v\n%.200s", err, svg)
+	}
+	if _, _, code := kvplan(t, append(append([]string{}, args...), "--concurrency", "8", "--plot", path+"2")...); code != 2 {
+		t.Errorf("--plot without --sweep: exit %d, want 2", code)
+	}
 }

@@ -19,6 +19,10 @@ import (
 // the variable it runs the first two cells only, to keep go test fast.
 func TestAccuracyAgainstSimulator(t *testing.T) {
 	cat := testCatalog(t)
+	forEngineModels(t, cat, func(t *testing.T, timers TimerFactory) { accuracy(t, cat, timers) })
+}
+
+func accuracy(t *testing.T, cat *catalog.Catalog, timers TimerFactory) {
 	type cell struct {
 		model     string
 		isl, osl  int
@@ -41,6 +45,7 @@ func TestAccuracyAgainstSimulator(t *testing.T) {
 	var ttftAgg, ttftDis []float64
 	for _, g := range grid {
 		q := exampleQuery(t, cat)
+		q.Timers = timers
 		q.Model, _ = cat.Model(g.model)
 		q.InputTokens, q.OutputTokens, q.RatePerS, q.TTFTP95MS, q.ITLP95MS = g.isl, g.osl, g.rate, g.ttft, g.itl
 		h100, _ := cat.GPU("h100-sxm")

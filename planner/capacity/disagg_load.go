@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
@@ -40,7 +41,9 @@ func (q *Query) disaggAtLoad(s *shape, workers []int, rate float64, source strin
 		a.ITLAggMS, a.TTFTAggP95MS = whole.itlMeanMS, whole.ttftP95MS
 	}
 	if split.ok && whole.ok {
-		a.DecodeStallFreedMS = float64(q.OutputTokens-1) * (a.ITLAggMS - a.ITLDisaggMS)
+		// A split that decodes no faster frees nothing (its decode worker
+		// carries the whole load alone, so its batch can even be larger).
+		a.DecodeStallFreedMS = math.Max(0, float64(q.OutputTokens-1)*(a.ITLAggMS-a.ITLDisaggMS))
 		a.TransferExceedsGain = a.TransferMS >= a.DecodeStallFreedMS
 	}
 	a.Note = fmt.Sprintf("aggregated: %d × tp%d %s with the engine's default chunk budget; the gain counted is decode time only (sizing the pools apart is kvplan plan's question)",

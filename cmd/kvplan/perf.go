@@ -1,0 +1,257 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/planner"
+	"github.com/kvplan/kvplan/report"
+)
+
+func perfCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "perf",
+		Usage: "TTFT, TPOT and throughput of a closed-loop benchmark on one replica (the engine model)",
+		UsageText: `kvplan perf --model llama-3.1-8b --gpu h100-sxm --tp 1 --isl 1024 --osl 1024 --concurrency 64
+   kvplan perf --model qwen3-32b --gpu h100-sxm --tp 2 --engine trtllm --weight-dtype fp8 --isl 2048 --osl 256 --concurrency 32 --explain
+   kvplan perf --model llama-3.1-8b --gpu h100-sxm --isl 1024 --osl 1024 --sweep concurrency=1,2,4,8,16,32,64,128`,
+		Description: `C clients each send their next request when the last one finished (fixed
+input and output lengths, no prefix reuse). kvplan replays that benchmark
+iteration by iteration: each iteration's time comes from the engine model
+(per operator class, the slower of compute and memory traffic at fitted
+efficiencies, plus all-reduces and fixed costs), the KV slots and engine
+limits from the memory model; when C requests do not fit the KV slots the
+others wait, and TTFT includes the wait. --explain prints the step-time terms.
+The efficiencies are fitted per GPU × engine × weight dtype on measured runs
+(catalog/data/efficiencies.toml); an unseen combination falls back to a
+less specific entry, and the output says so.`,
+		Flags: withCommon(append(modelFlags(),
+			&cli.StringFlag{Name: "gpu", Aliases: []string{"g"}, Usage: "GPU of each rank (required; kvplan gpus list)"},
+			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine: vllm, sglang or trtllm"},
+			&cli.StringFlag{Name: "engine-version", Usage: "engine version, recorded in the output"},
+			&cli.StringFlag{Name: "weight-dtype", Usage: "matmul weights: bf16, fp8, fp4, mxfp4, nvfp4, int4 (default: the model's)"},
+			inputTokensFlag(0, "input tokens per request (required)", "isl"),
+			outputTokensFlag(0, "output tokens per request (required)", "osl"),
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "clients in the closed loop"},
+			&cli.StringFlag{Name: "sweep", Usage: "one row per value: concurrency=1,2,4,8"},
+			&cli.StringFlag{Name: "plot", Usage: "with --sweep: write the curve (output tokens/s per GPU against per user) as an SVG; --force replaces a file"},
+			&cli.BoolFlag{Name: "force", Usage: "with --plot: replace an existing file"},
+			maxNumSeqsFlag("sequences running at once (default: the engine's for this GPU)"),
+			maxNumBatchedTokensFlag("tokens per iteration (default: the engine's for this GPU)"),
+			gpuUtilFlag(0, "the engine's memory fraction, in (0, 1] (default: the engine's)"),
+			enforceEagerFlag("no CUDA graphs"),
+		)...),
+		Action: runPerf,
+	}
+}
+
+func runPerf(c *cli.Context) error {
+	sc, err := perfScenario(c)
+	if err != nil {
+		return err
+	}
+	if c.String("plot") != "" && c.String("sweep") == "" {
+		return fmt.Errorf("perf: --plot draws a curve: give --sweep concurrency=1,2,4,... too")
+	}
+	if s := c.String("sweep"); s != "" {
+		values, err := sweepValues(s)
+		if err != nil {
+			return err
+		}
+		var plans []*planner.PerfPlan
+		for _, v := range values {
+			sc.Concurrency = v
+			p, err := planner.PlanPerf(*sc)
+			if err != nil {
+				return err
+			}
+			plans = append(plans, p)
+		}
+		if path := c.String("plot"); path != "" {
+			if err := writeSweepPlot(c, path, perfSweepPlot(plans)); err != nil {
+				return err
+			}
+		}
+		return emit(c, perfSweepDoc(c, plans), nil)
+	}
+	p, err := planner.PlanPerf(*sc)
+	if err != nil {
+		return err
+	}
+	return emit(c, perfDoc(c, p), p.Derivation)
+}
+
+func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
+	if err := required(c, "model", "gpu"); err != nil {
+		return nil, err
+	}
+	cat, err := loadCatalog(c)
+	if err != nil {
+		return nil, err
+	}
+	sc := &planner.PerfScenario{Catalog: cat, EngineVersion: c.String("engine-version"), GPUUtil: c.Float64(flagGPUUtil),
+		EnforceEager: c.Bool(flagEnforceEager)}
+	if sc.Model, err = cat.Model(c.String("model")); err != nil {
+		return nil, err
+	}
+	if sc.GPU, err = cat.GPU(c.String("gpu")); err != nil {
+		return nil, err
+	}
+	sc.Engine = strings.ToLower(c.String("engine"))
+	if !slices.Contains(planner.PerfEngines(), sc.Engine) {
+		return nil, fmt.Errorf("--engine %q: want one of %s", c.String("engine"), strings.Join(planner.PerfEngines(), ", "))
+	}
+	if sc.KVDtype, err = kvDtype(c); err != nil {
+		return nil, err
+	}
+	if sc.TP, err = tpFlag(c, sc.Model); err != nil {
+		return nil, err
+	}
+	sc.WeightDtype = strings.ToLower(c.String("weight-dtype"))
+	if sc.WeightDtype == "fp4" {
+		sc.WeightDtype = "nvfp4" // NVIDIA's fp4 format
+	}
+	if _, ok := catalog.DtypeBytes(sc.WeightDtype); sc.WeightDtype != "" && !ok {
+		return nil, fmt.Errorf("--weight-dtype %q: want one of fp4, %s", c.String("weight-dtype"), strings.Join(catalog.WeightDtypes, ", "))
+	}
+	if c.IsSet(flagGPUUtil) && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
+		return nil, fmt.Errorf("--%s %g: must be in (0, 1], e.g. 0.9", flagGPUUtil, sc.GPUUtil)
+	}
+	if c.Int(flagInputTokens) == 0 || c.Int(flagOutputTokens) == 0 {
+		return nil, fmt.Errorf("perf: --isl and --osl (--input-tokens, --output-tokens) are required (see kvplan perf --help)")
+	}
+	ints := []struct {
+		flag   string
+		dst    *int
+		zeroOK bool
+	}{
+		{flagInputTokens, &sc.InputTokens, false}, {flagOutputTokens, &sc.OutputTokens, false}, {"concurrency", &sc.Concurrency, false},
+		{flagMaxNumSeqs, &sc.MaxNumSeqs, true}, {flagMaxNumBatchedTokens, &sc.MaxNumBatchedTokens, true},
+	}
+	for _, f := range ints {
+		if *f.dst, err = positive(c, f.flag, f.zeroOK); err != nil {
+			return nil, err
+		}
+	}
+	if err := withinContext(c, sc.Model, "--isl + --osl", sc.InputTokens+sc.OutputTokens); err != nil {
+		return nil, err
+	}
+	if sc.Concurrency > 100_000 {
+		return nil, fmt.Errorf("--concurrency %d: kvplan simulates at most 100,000 clients", sc.Concurrency)
+	}
+	return sc, nil
+}
+
+// sweepValues parses --sweep concurrency=1,2,4.
+func sweepValues(s string) ([]int, error) {
+	name, list, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(name) != "concurrency" {
+		return nil, fmt.Errorf("--sweep %q: want concurrency=1,2,4,... (concurrency is the one axis swept)", s)
+	}
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 || v > 100_000 {
+			return nil, fmt.Errorf("--sweep %q: %q is not a concurrency between 1 and 100,000", s, f)
+		}
+		out = append(out, v)
+	}
+	if len(out) > 64 {
+		return nil, fmt.Errorf("--sweep %q: at most 64 values", s)
+	}
+	return out, nil
+}
+
+func msText(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + " ms" }
+
+func perfDoc(c *cli.Context, p *planner.PerfPlan) *report.Doc {
+	rows := [][]string{
+		{"TTFT (mean)", msText(p.TTFTMS), fmt.Sprintf("%s overhead + %s waiting + %s prefill", msText(p.RequestOverheadMS), msText(p.WaitingMS), msText(p.PrefillMS))},
+		{"TPOT (mean)", msText(p.TPOTMS), "per output token after the first"},
+		{"ITL p50", msText(p.ITLMSP50), ""},
+		{"requests/s", fmt.Sprintf("%.3f", p.RequestsPerS), "per replica"},
+		{"output tokens/s", fmt.Sprintf("%.1f", p.OutputTokensPerS), fmt.Sprintf("%.1f per GPU (%d GPUs)", p.OutputTokensPerSPerGPU, p.GPUs)},
+		{"running sequences", fmt.Sprintf("%.1f", p.RunningSequences), fmt.Sprintf("at most %d", p.MaxRunning)},
+		{"KV-limited", fmt.Sprint(p.KVLimited), fmt.Sprintf("%d KV slots (%s), max_num_seqs %d", p.KVSlotsTokens, p.KVDtype, p.MaxNumSeqs)},
+		{"decode iteration", msText(p.DecodeStepMS), ""},
+		{"prefill iteration", msText(p.PrefillStepMS), fmt.Sprintf("%.1f%% of iterations; budget %d tokens", 100*p.PrefillStepShare, p.MaxNumBatchedTokens)},
+	}
+	doc := &report.Doc{
+		Title: fmt.Sprintf("%s on %d × %s (%s, %s weights): %d clients, %d in / %d out tokens",
+			p.Model, p.GPUs, p.GPU, p.Engine, p.WeightDtype, p.Concurrency, p.InputTokens, p.OutputTokens),
+		Sections: []report.Section{{Header: []string{"figure", "value", "note"}, Rows: rows}},
+	}
+	if c.Bool("explain") {
+		doc.Sections = append(doc.Sections, stepTermsSection(p))
+	} else {
+		p.StepTerms = nil
+	}
+	doc.JSON = jsonWithExplain(c, p, &p.Derivation)
+	e := p.Efficiency
+	doc.Notes = append(doc.Notes, fmt.Sprintf("Efficiencies %s: gemm %.2f, memory %.2f, attention %.2f (%s).", e.Key(), e.GEMM, e.Memory, e.Attention, e.Source))
+	if p.EfficiencyFallback != "" {
+		doc.Notes = append(doc.Notes, "Fallback: "+p.EfficiencyFallback+".")
+	}
+	for _, a := range p.Assumptions {
+		doc.Notes = append(doc.Notes, "Assumes "+a+".")
+	}
+	doc.Notes = append(doc.Notes, "Not modelled: "+strings.Join(p.NotModelled, "; ")+".")
+	return doc
+}
+
+func stepTermsSection(p *planner.PerfPlan) report.Section {
+	t := p.StepTerms
+	row := func(name string, a, b float64) []string { return []string{name, msText(a), msText(b)} }
+	return report.Section{
+		Title:  "Step-time terms (mean iterations)",
+		Header: []string{"term", "prefill iteration", "decode iteration"},
+		Rows: [][]string{
+			row("fixed (step + layers)", t.Prefill.FixedMS, t.Decode.FixedMS),
+			row("dense GEMMs", t.Prefill.DenseMS, t.Decode.DenseMS),
+			row("routed experts", t.Prefill.ExpertsMS, t.Decode.ExpertsMS),
+			row("lm head", t.Prefill.LMHeadMS, t.Decode.LMHeadMS),
+			row("prefill attention", t.Prefill.AttentionMS, t.Decode.AttentionMS),
+			row("KV reads", t.Prefill.KVReadMS, t.Decode.KVReadMS),
+			row("all-reduces", t.Prefill.AllReduceMS, t.Decode.AllReduceMS),
+			row("total", t.Prefill.TotalMS, t.Decode.TotalMS),
+			{"tokens / sequences", fmt.Sprintf("%d / %d", t.Prefill.Tokens, t.Prefill.Sequences), fmt.Sprintf("%d / %d", t.Decode.Tokens, t.Decode.Sequences)},
+		},
+	}
+}
+
+// perfSweep is the JSON of a sweep.
+type perfSweep struct {
+	Sweep  string              `json:"sweep"`
+	Points []*planner.PerfPlan `json:"points"`
+}
+
+func perfSweepDoc(c *cli.Context, plans []*planner.PerfPlan) *report.Doc {
+	var rows [][]string
+	for _, p := range plans {
+		rows = append(rows, []string{fmt.Sprint(p.Concurrency), fmt.Sprintf("%.1f", p.TTFTMS), fmt.Sprintf("%.2f", p.TPOTMS),
+			fmt.Sprintf("%.2f", p.ITLMSP50), fmt.Sprintf("%.3f", p.RequestsPerS), fmt.Sprintf("%.1f", p.OutputTokensPerS),
+			fmt.Sprintf("%.1f", p.OutputTokensPerSPerGPU), fmt.Sprintf("%.1f", p.RunningSequences), fmt.Sprint(p.KVLimited),
+			fmt.Sprintf("%.1f", p.WaitingMS)})
+		if !c.Bool("explain") {
+			p.StepTerms, p.Derivation = nil, nil
+		}
+	}
+	p := plans[0]
+	doc := &report.Doc{
+		Title: fmt.Sprintf("%s on %d × %s (%s, %s weights), %d in / %d out tokens, by concurrency",
+			p.Model, p.GPUs, p.GPU, p.Engine, p.WeightDtype, p.InputTokens, p.OutputTokens),
+		Sections: []report.Section{{Header: []string{"concurrency", "ttft_ms", "tpot_ms", "itl_ms_p50", "requests/s",
+			"output tokens/s", "per GPU", "running", "kv_limited", "waiting_ms"}, Rows: rows}},
+		JSON: perfSweep{Sweep: "concurrency", Points: plans},
+	}
+	if p.EfficiencyFallback != "" {
+		doc.Notes = append(doc.Notes, "Fallback: "+p.EfficiencyFallback+".")
+	}
+	doc.Notes = append(doc.Notes, fmt.Sprintf("Efficiencies %s (%s).", p.Efficiency.Key(), p.Efficiency.Source))
+	return doc
+}

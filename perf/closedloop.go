@@ -1,0 +1,632 @@
+package perf
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Load is a closed-loop benchmark: Concurrency clients, each sending its next
+// request as soon as the last one finished, every request InputTokens long
+// and generating OutputTokens, with no prefix reuse.
+type Load struct {
+	Concurrency  int
+	InputTokens  int
+	OutputTokens int
+}
+
+// Limits are the engine's scheduling limits.
+type Limits struct {
+	MaxNumSeqs          int   // sequences running at once
+	MaxNumBatchedTokens int   // tokens per iteration (the chunked-prefill budget)
+	KVSlots             int64 // KV tokens the worker holds (full-attention tokens, from the memory model)
+	BlockSize           int   // tokens per KV block; 0 = 16
+	// SeparatePrefill: prefill batches run alone and pause decoding (SGLang's
+	// default); otherwise decodes and prefill chunks share iterations (vLLM,
+	// TensorRT-LLM).
+	SeparatePrefill bool
+}
+
+// The benchmark each Steady call replays: every client sends
+// RequestsPerClient requests; the first WarmRequests of each are left out of
+// the figures, so the start-up burst is not averaged in.
+const (
+	RequestsPerClient = 6
+	WarmRequests      = 2
+	maxSteps          = 20_000_000
+	// minDelayMS: a request sent when the last token of the previous one
+	// came out reaches the engine after the next iteration started.
+	minDelayMS = 1e-3
+)
+
+// Result is what a closed-loop benchmark of the load measures, per replica.
+type Result struct {
+	TTFTMS           float64 `json:"ttft_ms"`                 // mean time to first token, as the client sees it
+	TPOTMS           float64 `json:"tpot_ms"`                 // mean time per output token after the first
+	ITLP50MS         float64 `json:"itl_ms_p50"`              // median gap between two output tokens of a sequence
+	RequestsPerS     float64 `json:"requests_per_s"`          // completed requests per second (Little: C / mean request latency)
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`     // requests_per_s × output tokens
+	Running          float64 `json:"running_sequences"`       // sequences in the engine's batch, time-averaged
+	MaxRunning       int     `json:"max_running"`             // min(C, max_num_seqs, sequences the KV slots hold)
+	KVLimited        bool    `json:"kv_limited"`              // the KV slots, not the clients or max_num_seqs, cap the batch
+	SeqLimited       bool    `json:"max_num_seqs_limited"`    // max_num_seqs caps the batch
+	WaitingMS        float64 `json:"waiting_ms"`              // mean time from reaching the engine to being scheduled (a slot, the iteration in flight)
+	PrefillMS        float64 `json:"prefill_ms"`              // mean time from being scheduled to the first token
+	RequestMS        float64 `json:"request_overhead_ms"`     // fixed per-request overhead in TTFT (frontend)
+	DelayMS          float64 `json:"arrival_delay_ms"`        // mean client-to-engine delay (uniform in [0, jitter_ms])
+	PrefillStepMS    float64 `json:"prefill_step_ms"`         // mean iteration that carries prefill chunks
+	DecodeStepMS     float64 `json:"decode_step_ms"`          // mean iteration of decodes only
+	PrefillStepShare float64 `json:"prefill_step_share"`      // fraction of iterations that carry prefill
+	PrefillTokens    float64 `json:"prefill_tokens_per_step"` // mean prefill tokens of a prefill iteration
+	Iterations       int     `json:"iterations"`              // engine iterations simulated
+	PrefillStep      Terms   `json:"prefill_step"`            // terms of a mean prefill iteration
+	DecodeStep       Terms   `json:"decode_step"`             // terms of a mean decode iteration
+}
+
+// Steady replays a closed-loop benchmark of the load on one replica,
+// iteration by iteration, and returns what the benchmark measures.
+//
+// The clients start together, as benchmark tools start them, but their
+// first requests reach the engine spread evenly over ramp_ms (a fitted
+// constant: connection set-up and the frontend's tokenization stagger them,
+// and how much decides whether the clients then run in lock-step, their
+// prefills batched together, or out of step). Each iteration
+// is scheduled as vLLM V1 does: the running sequences first (one token per
+// decoding sequence, the next chunk of a prefill in progress), then waiting
+// requests FCFS while the token budget (max_num_batched_tokens), max_num_seqs
+// and the KV slots allow; a request reserves the blocks of ISL + OSL tokens
+// when admitted, so when C requests do not fit the others wait and TTFT
+// includes the wait. With SeparatePrefill an iteration either prefills or
+// decodes, prefill first (SGLang). A request reaches the engine request_ms +
+// ISL × request_us_per_token after its client sent it (the frontend: HTTP,
+// tokenization; fitted), so it misses the iteration already in flight; TTFT
+// counts from the send. Runs of decode-only iterations
+// between events are summed in closed form (their times change smoothly with
+// context); every iteration that carries prefill is priced exactly.
+func (m *Model) Steady(ld Load, lim Limits) (Result, error) {
+	if err := checkLoad(ld, lim); err != nil {
+		return Result{}, err
+	}
+	b, err := newBench(m, ld, lim)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := b.run(); err != nil {
+		return Result{}, err
+	}
+	return b.result(), nil
+}
+
+// client is one benchmark client and its request in flight.
+type client struct {
+	sent      int     // requests sent so far, this one included
+	send      float64 // when the client sent this request
+	arrive    float64 // when it reaches the engine
+	admit     float64 // when the engine scheduled its first chunk
+	first     float64 // when its first token came out
+	prefilled int
+	finish    int // decode iteration at which it completes
+}
+
+type bench struct {
+	m               *Model
+	C, isl, osl     int
+	budget, maxSeqs int
+	slots, need     int64
+	separate        bool
+	reqMS, ramp     float64
+
+	cl         []client
+	transit    minHeap // clients on their way to the engine, by arrival time
+	waitq      []int   // arrived, not yet scheduled, FCFS
+	prefilling []int   // scheduled, prefill not done, in order
+	decoding   []int   // decoding (for windowed models' per-sequence contexts)
+	pos        []int   // index of each decoding client in decoding
+	done       minHeap // decoding clients by completion iteration
+	sumS0      float64 // Σ first-token iteration of the decoding clients
+	kvUsed     int64
+	now        float64
+	dstep      int // decode iterations so far
+	steps      int
+	measureT0  float64 // the first measured request's send time
+
+	ttft, tpot, wait, prefill, latency stat
+	runArea, runTime                   float64
+	pSteps, dSteps                     float64 // iterations that carry prefill, decode-only ones (measured)
+	pTime, dTime, pTokens              float64
+	pDecodes, dDecodes, pSeqs, pCtx    float64
+	itl                                []segment
+}
+
+type stat struct{ sum, n float64 }
+
+func (s *stat) add(v float64) { s.sum, s.n = s.sum+v, s.n+1 }
+func (s stat) mean() float64 {
+	if s.n == 0 {
+		return 0
+	}
+	return s.sum / s.n
+}
+
+// segment is a run of decode iterations of about the same duration.
+type segment struct{ ms, n float64 }
+
+func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
+	bs := lim.BlockSize
+	if bs <= 0 {
+		bs = 16
+	}
+	b := &bench{m: m, C: ld.Concurrency, isl: ld.InputTokens, osl: ld.OutputTokens,
+		budget: lim.MaxNumBatchedTokens, maxSeqs: lim.MaxNumSeqs, slots: lim.KVSlots,
+		separate: lim.SeparatePrefill, ramp: m.Efficiency.RampMS,
+		reqMS: m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000}
+	b.need = int64((b.isl+b.osl+bs-1)/bs) * int64(bs)
+	if b.need > b.slots {
+		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
+	}
+	if !b.separate && b.budget < b.isl && b.budget < 2 {
+		return nil, fmt.Errorf("max_num_batched_tokens %d leaves no room for a prefill chunk", b.budget)
+	}
+	b.cl = make([]client, b.C)
+	b.pos = make([]int, b.C)
+	b.measureT0 = math.Inf(1)
+	for c := range b.cl {
+		b.send(c, 0)
+	}
+	if b.ramp > 0 {
+		b.transit = minHeap{}
+		for c := range b.cl {
+			b.cl[c].send = b.ramp * (float64(c) + 0.5) / float64(b.C)
+			b.cl[c].arrive = b.cl[c].send + b.reqMS + minDelayMS
+			b.transit.push(b.cl[c].arrive, c)
+		}
+	}
+	return b, nil
+}
+
+// send makes client c send its next request at time t.
+func (b *bench) send(c int, t float64) {
+	cl := &b.cl[c]
+	*cl = client{sent: cl.sent + 1, send: t, arrive: t + b.reqMS + minDelayMS}
+	if cl.sent > WarmRequests && t < b.measureT0 {
+		b.measureT0 = t
+	}
+	b.transit.push(cl.arrive, c)
+}
+
+func (b *bench) measured(c int) bool { return b.cl[c].sent > WarmRequests }
+
+func (b *bench) run() error {
+	for {
+		for b.transit.len() > 0 && b.transit.minKey() <= b.now {
+			_, c := b.transit.pop()
+			b.waitq = append(b.waitq, c)
+		}
+		running := len(b.prefilling) + len(b.decoding)
+		if running == 0 && len(b.waitq) == 0 {
+			if b.transit.len() == 0 {
+				return nil
+			}
+			b.now = b.transit.minKey()
+			continue
+		}
+		if b.steps > maxSteps {
+			return fmt.Errorf("the simulated benchmark did not finish within %d iterations", maxSteps)
+		}
+		if len(b.prefilling) > 0 || b.canAdmit() {
+			b.prefillStep()
+		} else if len(b.decoding) > 0 {
+			b.decodeRun()
+		} else {
+			// Only requests still on their way: wait for the next one.
+			b.now = b.transit.minKey()
+		}
+	}
+}
+
+func (b *bench) canAdmit() bool {
+	return len(b.waitq) > 0 && len(b.prefilling)+len(b.decoding) < b.maxSeqs && b.kvUsed+b.need <= b.slots
+}
+
+// decodeBatch adds the decoding sequences, at the current iteration, to a.
+func (b *bench) decodeBatch(a *batch, at int) {
+	D := float64(len(b.decoding))
+	if D == 0 {
+		return
+	}
+	a.decodes += D
+	a.seqs += D
+	// The context of a sequence whose first token came at iteration s0 is
+	// isl + 1 + (at − s0) while it generates its next token.
+	sum := D*float64(b.isl+1+at) - b.sumS0
+	for gi := range b.m.groups {
+		g := &b.m.groups[gi]
+		ctx := sum
+		if g.window > 0 {
+			ctx = 0
+			for _, c := range b.decoding {
+				ctx += capWindow(float64(b.isl+1+at-b.cl[c].finish+b.osl-1), g.window)
+			}
+		}
+		a.decodeFLOP += ctx * g.decodeFLOP
+		a.kvBytes += ctx * g.kvBytesToken
+	}
+}
+
+// prefillStep runs one iteration that carries prefill chunks.
+func (b *bench) prefillStep() {
+	var a batch
+	budget := b.budget
+	withDecodes := !b.separate && len(b.decoding) > 0
+	if withDecodes {
+		b.decodeBatch(&a, b.dstep)
+		budget -= len(b.decoding)
+	}
+	type chunk struct{ c, n int }
+	var chunks [64]chunk
+	list := chunks[:0]
+	addChunk := func(c, n int) {
+		ctx := b.cl[c].prefilled
+		a.prefill += float64(n)
+		a.seqs++
+		for gi := range b.m.groups {
+			g := &b.m.groups[gi]
+			a.prefillFLOP += causalPairs(float64(n), float64(ctx), g.window) * g.pairFLOP
+			a.kvBytes += capWindow(float64(ctx+n), g.window) * g.kvBytesToken
+		}
+		list = append(list, chunk{c, n})
+	}
+	for _, c := range b.prefilling {
+		if budget <= 0 {
+			break
+		}
+		n := min(b.isl-b.cl[c].prefilled, budget)
+		addChunk(c, n)
+		budget -= n
+	}
+	for budget > 0 && b.canAdmit() {
+		c := b.waitq[0]
+		b.waitq = b.waitq[1:]
+		b.cl[c].admit = b.now
+		b.kvUsed += b.need
+		b.prefilling = append(b.prefilling, c)
+		n := min(b.isl, budget)
+		addChunk(c, n)
+		budget -= n
+	}
+	t := b.m.terms(a)
+	b.advance(t.TotalMS)
+	if b.now > b.measureT0 {
+		b.pSteps++
+		b.pTime += t.TotalMS
+		b.pTokens += a.prefill
+		b.pSeqs += float64(len(list))
+		b.pDecodes += a.decodes
+		for _, ch := range list {
+			b.pCtx += float64(b.cl[ch.c].prefilled)
+		}
+		if withDecodes {
+			b.itl = append(b.itl, segment{t.TotalMS, 1})
+		}
+	}
+	if withDecodes {
+		b.dstep++
+		b.complete()
+	}
+	keep := b.prefilling[:0]
+	for _, c := range b.prefilling {
+		cl := &b.cl[c]
+		for _, ch := range list {
+			if ch.c == c {
+				cl.prefilled += ch.n
+			}
+		}
+		if cl.prefilled < b.isl {
+			keep = append(keep, c)
+			continue
+		}
+		cl.first = b.now
+		if b.measured(c) {
+			b.ttft.add(cl.first - cl.send)
+			b.wait.add(cl.admit - cl.arrive)
+			b.prefill.add(cl.first - cl.admit)
+		}
+		if b.osl <= 1 {
+			b.finish(c)
+			continue
+		}
+		cl.finish = b.dstep + b.osl - 1
+		b.pos[c] = len(b.decoding)
+		b.decoding = append(b.decoding, c)
+		b.sumS0 += float64(b.dstep)
+		b.done.push(float64(cl.finish), c)
+	}
+	b.prefilling = keep
+}
+
+// decodeRun runs decode-only iterations up to the next event: a sequence
+// completing, or a request arriving that could be scheduled.
+func (b *bench) decodeRun() {
+	k := int(b.done.minKey()) - b.dstep
+	if k < 1 {
+		k = 1
+	}
+	at := func(s int) Terms {
+		var a batch
+		b.decodeBatch(&a, b.dstep+s)
+		return b.m.terms(a)
+	}
+	first := at(0)
+	f0 := first.TotalMS
+	f1, fm := f0, f0
+	if k > 1 {
+		f1 = at(k - 1).TotalMS
+		fm = at((k - 1) / 2).TotalMS
+	}
+	// Steps until a request on its way arrives, when it could be scheduled.
+	seat := len(b.decoding)+len(b.prefilling) < b.maxSeqs && b.kvUsed+b.need <= b.slots
+	if seat && b.transit.len() > 0 {
+		gap := b.transit.minKey() - b.now
+		n := stepsToCover(gap, f0, f1, k)
+		if n < k {
+			k = n
+			f1 = at(k - 1).TotalMS
+			fm = at((k - 1) / 2).TotalMS
+		}
+	}
+	var total float64
+	switch {
+	case k == 1:
+		total = f0
+	case k == 2:
+		total = f0 + f1
+	default:
+		// Simpson's rule over the run: exact for linear and quadratic drift.
+		total = float64(k) * (f0 + 4*fm + f1) / 6
+	}
+	D := float64(len(b.decoding))
+	b.advance(total)
+	if b.now > b.measureT0 {
+		b.dSteps += float64(k)
+		b.dTime += total
+		b.dDecodes += D * float64(k)
+		b.itl = append(b.itl, segment{total / float64(k), float64(k)})
+	}
+	b.steps += k - 1
+	b.dstep += k
+	b.complete()
+}
+
+// stepsToCover is how many iterations, their times drifting linearly from
+// f0 to f1 over k, it takes for the clock to pass gap (at least 1, at most k).
+func stepsToCover(gap, f0, f1 float64, k int) int {
+	if gap <= f0 || k <= 1 {
+		return 1
+	}
+	slope := 0.0
+	if k > 1 {
+		slope = (f1 - f0) / float64(k-1)
+	}
+	// n f0 + slope n(n−1)/2 ≥ gap
+	var n float64
+	if math.Abs(slope) < 1e-12 {
+		n = math.Ceil(gap / f0)
+	} else {
+		a, bb, c := slope/2, f0-slope/2, -gap
+		disc := bb*bb - 4*a*c
+		if disc < 0 {
+			return k
+		}
+		n = math.Ceil((-bb + math.Sqrt(disc)) / (2 * a))
+	}
+	if n < 1 {
+		return 1
+	}
+	if n > float64(k) {
+		return k
+	}
+	return int(n)
+}
+
+// advance moves the clock by dt over an iteration (or a run of them).
+func (b *bench) advance(dt float64) {
+	if b.now > b.measureT0 {
+		b.runArea += float64(len(b.prefilling)+len(b.decoding)) * dt
+		b.runTime += dt
+	}
+	b.now += dt
+	b.steps++
+}
+
+// complete retires the sequences whose last token came out in iteration
+// dstep; their clients send their next requests.
+func (b *bench) complete() {
+	for b.done.len() > 0 && int(b.done.minKey()) <= b.dstep {
+		_, c := b.done.pop()
+		b.sumS0 -= float64(b.cl[c].finish - b.osl + 1)
+		i, last := b.pos[c], b.decoding[len(b.decoding)-1]
+		b.decoding[i], b.pos[last] = last, i
+		b.decoding = b.decoding[:len(b.decoding)-1]
+		b.finish(c)
+	}
+}
+
+// finish records a completed request and sends the client's next one.
+func (b *bench) finish(c int) {
+	cl := &b.cl[c]
+	b.kvUsed -= b.need
+	if b.measured(c) {
+		if b.osl > 1 {
+			b.tpot.add((b.now - cl.first) / float64(b.osl-1))
+		}
+		b.latency.add(b.now - cl.send)
+	}
+	if cl.sent < RequestsPerClient {
+		b.send(c, b.now)
+	}
+}
+
+func (b *bench) result() Result {
+	m := b.m
+	r := Result{
+		TTFTMS: b.ttft.mean(), TPOTMS: b.tpot.mean(), WaitingMS: b.wait.mean(), PrefillMS: b.prefill.mean(),
+		RequestMS: b.reqMS + minDelayMS, Iterations: b.steps,
+	}
+	fit := int(b.slots / b.need)
+	r.MaxRunning = min(b.C, b.maxSeqs, fit)
+	r.KVLimited = fit < min(b.C, b.maxSeqs)
+	r.SeqLimited = !r.KVLimited && b.maxSeqs < b.C
+	if lat := b.latency.mean(); lat > 0 {
+		r.RequestsPerS = float64(b.C) / lat * 1000
+		r.OutputTokensPerS = r.RequestsPerS * float64(b.osl)
+	}
+	if b.runTime > 0 {
+		r.Running = b.runArea / b.runTime
+	}
+	if n := b.pSteps + b.dSteps; n > 0 {
+		r.PrefillStepShare = b.pSteps / n
+	}
+	ctxDecode := float64(b.isl) + float64(b.osl)/2
+	if b.pSteps > 0 {
+		r.PrefillStepMS = b.pTime / b.pSteps
+		r.PrefillTokens = b.pTokens / b.pSteps
+		seqs := math.Max(1, b.pSeqs/b.pSteps)
+		r.PrefillStep = m.meanStep(r.PrefillTokens, seqs, b.pCtx/math.Max(1, b.pSeqs), b.pDecodes/b.pSteps, ctxDecode)
+	}
+	if b.dSteps > 0 {
+		r.DecodeStepMS = b.dTime / b.dSteps
+		r.DecodeStep = m.meanStep(0, 0, 0, b.dDecodes/b.dSteps, ctxDecode)
+	}
+	r.ITLP50MS = weightedMedian(b.itl)
+	return r
+}
+
+func weightedMedian(s []segment) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i].ms < s[j].ms })
+	var total float64
+	for _, x := range s {
+		total += x.n
+	}
+	var acc float64
+	for _, x := range s {
+		acc += x.n
+		if acc >= total/2 {
+			return x.ms
+		}
+	}
+	return s[len(s)-1].ms
+}
+
+// meanStep is the step time of an average iteration: prefill chunks of
+// chunk tokens in all, spread over seqs sequences with ctx tokens of context
+// each, plus decodes sequences decoding at decodeCtx tokens of context.
+func (m *Model) meanStep(chunk, seqs, ctx, decodes, decodeCtx float64) Terms {
+	a := batch{decodes: decodes, seqs: decodes}
+	if chunk > 0 {
+		a.prefill, a.seqs = chunk, decodes+seqs
+		per := chunk / seqs
+		for _, g := range m.groups {
+			a.prefillFLOP += seqs * causalPairs(per, ctx, g.window) * g.pairFLOP
+			a.kvBytes += seqs * capWindow(ctx+per, g.window) * g.kvBytesToken
+		}
+	}
+	for _, g := range m.groups {
+		c := decodes * capWindow(decodeCtx, g.window)
+		a.decodeFLOP += c * g.decodeFLOP
+		a.kvBytes += c * g.kvBytesToken
+	}
+	return m.terms(a)
+}
+
+func checkLoad(ld Load, lim Limits) error {
+	switch {
+	case ld.Concurrency < 1:
+		return fmt.Errorf("concurrency must be >= 1 (got %d)", ld.Concurrency)
+	case ld.Concurrency > 100_000:
+		return fmt.Errorf("concurrency %d is more clients than kvplan simulates (at most 100,000)", ld.Concurrency)
+	case ld.InputTokens < 1:
+		return fmt.Errorf("input tokens must be >= 1 (got %d)", ld.InputTokens)
+	case ld.OutputTokens < 1:
+		return fmt.Errorf("output tokens must be >= 1 (got %d)", ld.OutputTokens)
+	case lim.MaxNumSeqs < 1:
+		return fmt.Errorf("max_num_seqs must be >= 1 (got %d)", lim.MaxNumSeqs)
+	case lim.MaxNumBatchedTokens < 1:
+		return fmt.Errorf("max_num_batched_tokens must be >= 1 (got %d)", lim.MaxNumBatchedTokens)
+	case lim.KVSlots < 1:
+		return fmt.Errorf("the worker has no KV slots (%d): the model leaves no memory for a KV cache", lim.KVSlots)
+	}
+	return nil
+}
+
+// minHeap is a binary min-heap of (key, client).
+type minHeap struct {
+	keys []float64
+	vals []int
+}
+
+func (h *minHeap) len() int        { return len(h.keys) }
+func (h *minHeap) minKey() float64 { return h.keys[0] }
+func (h *minHeap) less(i, j int) bool {
+	return h.keys[i] < h.keys[j] || (h.keys[i] == h.keys[j] && h.vals[i] < h.vals[j])
+}
+func (h *minHeap) swap(i, j int) {
+	h.keys[i], h.keys[j] = h.keys[j], h.keys[i]
+	h.vals[i], h.vals[j] = h.vals[j], h.vals[i]
+}
+
+func (h *minHeap) push(k float64, v int) {
+	h.keys, h.vals = append(h.keys, k), append(h.vals, v)
+	for i := len(h.keys) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h *minHeap) pop() (float64, int) {
+	k, v := h.keys[0], h.vals[0]
+	n := len(h.keys) - 1
+	h.swap(0, n)
+	h.keys, h.vals = h.keys[:n], h.vals[:n]
+	for i := 0; ; {
+		l, r, s := 2*i+1, 2*i+2, i
+		if l < n && h.less(l, s) {
+			s = l
+		}
+		if r < n && h.less(r, s) {
+			s = r
+		}
+		if s == i {
+			break
+		}
+		h.swap(i, s)
+		i = s
+	}
+	return k, v
+}
+
+// PrefillMS is the time one request of tokens tokens takes to prefill on
+// an idle engine: its chunks of at most budget tokens (0: one chunk) run one
+// iteration each, each on top of the tokens before it.
+func (m *Model) PrefillMS(tokens, budget int) float64 {
+	if budget <= 0 {
+		budget = tokens
+	}
+	var ms float64
+	var pt, pc [1]int
+	for done := 0; done < tokens; done += budget {
+		pt[0], pc[0] = min(budget, tokens-done), done
+		ms += m.StepMS(pt[:], pc[:], nil)
+	}
+	return ms
+}
+
+// DecodeStep is one decode-only iteration of n sequences with ctx tokens of
+// context each.
+func (m *Model) DecodeStep(n int, ctx float64) Terms { return m.meanStep(0, 0, 0, float64(n), ctx) }

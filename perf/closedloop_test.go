@@ -1,0 +1,109 @@
+package perf
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kvplan/kvplan/catalog"
+)
+
+// realistic: efficiencies of the order the fit finds, with fixed costs.
+func realistic(rampMS float64) *catalog.Efficiency {
+	return &catalog.Efficiency{GEMM: 0.7, Memory: 0.8, Attention: 0.5, MoE: 0.7, Interconnect: 0.6, AllReduceUS: 15,
+		StepMS: 2, LayerUS: 5, EagerLayerUS: 40, RequestMS: 10, RampMS: rampMS, Source: "test"}
+}
+
+// Steady (runs of decode iterations summed in closed form) matches the
+// iteration-by-iteration simulation of the same load, in lock-step (no
+// ramp), out of step (a ramp), with prefill apart (SGLang) and when the KV
+// slots make requests wait.
+func TestSteadyMatchesStepSimulation(t *testing.T) {
+	big := int64(10_000_000)
+	for _, tc := range []struct {
+		name   string
+		engine string
+		tp     int
+		ld     Load
+		lim    Limits
+		ramp   float64
+	}{
+		{"lock-step", "vllm", 1, Load{8, 1024, 256}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 0},
+		{"out of step", "vllm", 2, Load{32, 2048, 512}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 3000},
+		{"chunked long prompts", "trtllm", 1, Load{16, 12000, 128}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 500},
+		{"prefill apart", "sglang", 1, Load{64, 1024, 128}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true}, 200},
+		{"kv-limited", "vllm", 1, Load{48, 2000, 1000}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}, 1000},
+		{"max_num_seqs", "vllm", 1, Load{40, 512, 300}, Limits{MaxNumSeqs: 24, MaxNumBatchedTokens: 2048, KVSlots: big}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eff := realistic(tc.ramp)
+			m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: tc.engine, TP: tc.tp, Efficiency: eff})
+			got, err := m.Steady(tc.ld, tc.lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := simulate(m, tc.ld, tc.lim, ramp(tc.ld.Concurrency, tc.ramp), RequestsPerClient, WarmRequests)
+			if !near(got.TTFTMS, ref.ttftMS, 0.05) || !near(got.TPOTMS, ref.tpotMS, 0.03) {
+				t.Errorf("Steady TTFT %.1f ms, TPOT %.2f ms; the step simulation %.1f, %.2f ms",
+					got.TTFTMS, got.TPOTMS, ref.ttftMS, ref.tpotMS)
+			}
+			if !near(got.Running, ref.running, 0.05) {
+				t.Errorf("running %.1f, the step simulation %.1f", got.Running, ref.running)
+			}
+			// Little's law on the simulation's own means.
+			refX := float64(tc.ld.Concurrency) / (ref.ttftMS + float64(tc.ld.OutputTokens-1)*ref.tpotMS) * 1000
+			if !near(got.RequestsPerS, refX, 0.05) {
+				t.Errorf("requests/s %.3f, the step simulation %.3f", got.RequestsPerS, refX)
+			}
+		})
+	}
+}
+
+// When only N of C requests fit the KV slots, the others wait: by Little's
+// law each waits about (C − N) / N of a request's time in the engine.
+func TestKVLimitedWaiting(t *testing.T) {
+	eff := realistic(1000)
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: eff})
+	// 3,008 tokens (188 blocks of 16) per request of 2,000 + 1,000: 10 fit.
+	lim := Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 10 * 3008}
+	r, err := m.Steady(Load{Concurrency: 40, InputTokens: 2000, OutputTokens: 1000}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.KVLimited || r.MaxRunning != 10 {
+		t.Fatalf("kv_limited %v, max running %d; want true, 10", r.KVLimited, r.MaxRunning)
+	}
+	inEngine := r.PrefillMS + 999*r.TPOTMS
+	want := 30.0 / 10 * inEngine
+	if !near(r.WaitingMS, want, 0.1) {
+		t.Errorf("waiting %.0f ms, want about (40 − 10) / 10 × %.0f ms = %.0f ms", r.WaitingMS, inEngine, want)
+	}
+}
+
+func TestSteadyRejects(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: realistic(0)})
+	for _, tc := range []struct {
+		ld   Load
+		lim  Limits
+		want string
+	}{
+		{Load{0, 10, 10}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "concurrency must be >= 1"},
+		{Load{1, 0, 10}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "input tokens"},
+		{Load{1, 10, 10}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 0}, "no KV slots"},
+		{Load{1, 1000, 1000}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 8192, KVSlots: 1500}, "needs 2000 KV slots"},
+	} {
+		if _, err := m.Steady(tc.ld, tc.lim); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Steady(%+v, %+v): err = %v, want %q", tc.ld, tc.lim, err, tc.want)
+		}
+	}
+}
+
+// The same load gives the same figures.
+func TestSteadyDeterministic(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "trtllm", TP: 1, Efficiency: realistic(700)})
+	ld, lim := Load{24, 1500, 300}, Limits{MaxNumSeqs: 64, MaxNumBatchedTokens: 8192, KVSlots: 1 << 22}
+	a, _ := m.Steady(ld, lim)
+	b, _ := m.Steady(ld, lim)
+	if a != b {
+		t.Errorf("two runs differ:\n%+v\n%+v", a, b)
+	}
+}

@@ -1,0 +1,184 @@
+package fit
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/perf"
+	"github.com/kvplan/kvplan/planner"
+)
+
+// Case is a measured row made ready to predict: the model, GPU and limits
+// the engine model needs, and what was measured.
+type Case struct {
+	Row
+	Model       *catalog.Model // weight dtype set to the checkpoint's
+	GPU         *catalog.GPU
+	Dtype       string
+	KVDtype     string
+	Load        perf.Load // per replica
+	Limits      perf.Limits
+	Replicas    int
+	Group       string // the model the case belongs to for hold-out (catalog name)
+	MoE         bool
+	g, e, d     int // indices in the Space
+	rowsInGroup int
+}
+
+// Exclusion counts rows left out of the fit, by reason.
+type Exclusion map[string]int
+
+// Engine limits the measured runs used, from each engine's defaults
+// (batch_size is the run's max_num_seqs / max_batch_size setting):
+//
+//	vllm    max_num_batched_tokens 8192 (vllm/engine/arg_utils.py, GPUs ≥ 70 GiB)
+//	sglang  chunked_prefill_size 8192 below 160 GB of GPU memory, 16384 above
+//	        (sglang/srt/server_args.py); prefill and decode batches run apart
+//	trtllm  max_num_tokens 8192 (tensorrt_llm/llmapi/llm_args.py)
+//
+// KV slots follow kvplan's memory model (planner.PlanMemory) with the
+// engine's profile for the run's version (the newest when the catalog has
+// none for it) at its default memory fraction. TensorRT-LLM runs fp8 and fp4
+// checkpoints with an fp8 KV cache (ModelOpt checkpoints quantize the KV);
+// the other engines keep the model's bf16 KV.
+func limitsFor(engine string, g *catalog.GPU, batch int) perf.Limits {
+	lim := perf.Limits{MaxNumSeqs: batch, MaxNumBatchedTokens: 8192, BlockSize: 16, SeparatePrefill: perf.Schedules[engine].SeparatePrefill}
+	if engine == "sglang" {
+		if g.MemoryBytes >= 160e9 {
+			lim.MaxNumBatchedTokens = 16384
+		}
+	}
+	return lim
+}
+
+// Prepare turns rows into cases over cat (which must hold the models and
+// GPUs) and returns the space their combinations span, the cases, and the
+// rows left out with why.
+func Prepare(cat *catalog.Catalog, rows []Row) (Space, []*Case, Exclusion) {
+	ex := Exclusion{}
+	var cases []*Case
+	engineFor := map[string]*catalog.Engine{}
+	for _, r := range rows {
+		reason, c := prepareRow(cat, r, engineFor)
+		if reason != "" {
+			ex[reason]++
+			continue
+		}
+		cases = append(cases, c)
+	}
+	var sp Space
+	addTo := func(list *[]string, v string) {
+		if !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for _, c := range cases {
+		addTo(&sp.Engines, c.Engine)
+		addTo(&sp.GPUs, c.GPU.Name)
+		if c.Dtype != "bf16" {
+			addTo(&sp.Dtypes, c.Dtype)
+		}
+	}
+	sort.Strings(sp.Engines)
+	sort.Strings(sp.GPUs)
+	sort.Strings(sp.Dtypes)
+	sp.Dtypes = append([]string{"bf16"}, sp.Dtypes...)
+	count := map[string]int{}
+	for _, c := range cases {
+		count[c.Group]++
+	}
+	for _, c := range cases {
+		c.g, c.e, c.d = Index(sp.GPUs, c.GPU.Name), Index(sp.Engines, c.Engine), Index(sp.Dtypes, c.Dtype)
+		c.rowsInGroup = count[c.Group]
+	}
+	return sp, cases, ex
+}
+
+func prepareRow(cat *catalog.Catalog, r Row, engines map[string]*catalog.Engine) (string, *Case) {
+	switch {
+	case r.TTFTMS <= 0 || r.TPOTMS <= 0:
+		return "no TTFT or TPOT", nil
+	case r.PP > 1:
+		return "pipeline parallel", nil
+	case r.AttentionDP > 1:
+		return "attention data parallel", nil
+	case r.TP > 8:
+		return "tp over 8 (more than one node)", nil
+	}
+	name, ok := modelOf[r.ModelPath]
+	if !ok {
+		return "model not mapped", nil
+	}
+	base, err := cat.Model(name)
+	if err != nil {
+		return "model not in catalog", nil
+	}
+	gname, ok := gpuOf[r.System]
+	if !ok {
+		return "gpu not mapped", nil
+	}
+	g, err := cat.GPU(gname)
+	if err != nil {
+		return "gpu not in catalog", nil
+	}
+	if base.MoE != nil && r.MoETP > 0 && r.MoEEP > 0 && r.MoETP*r.MoEEP != r.TP {
+		return "expert parallelism across replicas", nil
+	}
+	m := *base
+	m.WeightDtype, m.WeightsBytes = dtypeOf(r.GemmQuant), 0
+	if _, ok := catalog.DtypeBytes(m.WeightDtype); !ok {
+		return "unknown quantization", nil
+	}
+	c := &Case{Row: r, Model: &m, GPU: g, Dtype: m.WeightDtype, Group: name, MoE: base.MoE != nil, Replicas: 1}
+	conc := r.Concurrency
+	if conc == 0 {
+		conc = r.BatchSize
+	}
+	if r.BatchSize > 0 && conc > r.BatchSize && conc%r.BatchSize == 0 {
+		// batch_size is per replica; the clients spread over conc / batch replicas.
+		c.Replicas, conc = conc/r.BatchSize, r.BatchSize
+	}
+	if conc < 1 {
+		return "no concurrency", nil
+	}
+	c.Load = perf.Load{Concurrency: conc, InputTokens: r.ISL, OutputTokens: r.OSL}
+	c.Limits = limitsFor(r.Engine, g, max(r.BatchSize, 1))
+	c.KVDtype = m.KVDtype
+	if r.Engine == "trtllm" && m.WeightDtype != "bf16" && m.WeightDtype != "int4" {
+		c.KVDtype = "fp8"
+	}
+	key := r.Engine + "@" + r.Version
+	e := engines[key]
+	if e == nil {
+		if e, _, err = cat.EngineVersion(r.Engine, r.Version); err != nil {
+			if e, _, err = cat.EngineVersion(r.Engine, ""); err != nil {
+				return "no engine profile", nil
+			}
+		}
+		engines[key] = e
+	}
+	mp, err := planner.PlanMemory(planner.MemoryScenario{
+		Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: r.TP}, GPU: g, Engine: e,
+		MaxModelLen: r.ISL + r.OSL, MaxNumBatchedTokens: c.Limits.MaxNumBatchedTokens, MaxNumSeqs: c.Limits.MaxNumSeqs,
+	})
+	if err != nil {
+		return "memory model error", nil
+	}
+	c.Limits.KVSlots = mp.KVSlotsTokens
+	if c.Limits.KVSlots < int64(r.ISL+r.OSL) {
+		return "weights leave no room for one request (kvplan's memory model)", nil
+	}
+	return "", c
+}
+
+// Predict runs the engine model of c with efficiencies eff.
+func (c *Case) Predict(eff *catalog.Efficiency) (perf.Result, error) {
+	m, err := perf.New(perf.Spec{Model: c.Model, GPU: c.GPU, Engine: c.Engine, TP: c.TP,
+		WeightDtype: c.Dtype, KVDtype: c.KVDtype, Efficiency: eff})
+	if err != nil {
+		return perf.Result{}, err
+	}
+	return m.Steady(c.Load, c.Limits)
+}

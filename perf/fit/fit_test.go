@@ -1,0 +1,200 @@
+package fit
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvplan/kvplan/catalog"
+)
+
+var (
+	fitFlag    = flag.Bool("fit", false, "refit the efficiencies (catalog/data/efficiencies.toml) and the held-out report (testdata/heldout.md); takes tens of minutes")
+	update     = flag.Bool("update", false, "rewrite testdata/accuracy.md")
+	iterations = flag.Int("fit-iterations", 40, "L-BFGS iterations of the full fit")
+	foldIters  = flag.Int("fold-iterations", 40, "L-BFGS iterations of each held-out fold")
+)
+
+// load reads the cases over the embedded catalog.
+func load(t *testing.T) (*catalog.Catalog, []Row, Space, []*Case, Exclusion) {
+	t.Helper()
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join("testdata", "serving_agg.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := ReadRows(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, cases, ex := Prepare(cat, rows)
+	return cat, rows, sp, cases, ex
+}
+
+// report writes the accuracy tables of preds.
+func report(b *bytes.Buffer, title string, preds []Prediction) {
+	Format(b, title+", by engine and kind", Summarize(preds, ByKind))
+	Format(b, title+", by model", Summarize(preds, ByModel))
+	Format(b, title+", by GPU", Summarize(preds, ByGPU))
+}
+
+// TestAccuracy prints the in-sample accuracy of the catalog's efficiencies
+// (what `kvplan perf` uses) on every usable measured row, and checks it is
+// the table committed in testdata/accuracy.md (go test ./perf/fit -update
+// rewrites it after a refit).
+func TestAccuracy(t *testing.T) {
+	cat, rows, _, cases, ex := load(t)
+	preds := Predict(cases, FromCatalog(cat))
+	var b bytes.Buffer
+	FormatExclusions(&b, len(rows), len(cases), ex)
+	report(&b, "In sample (the catalog's efficiencies)", preds)
+	Format(&b, "Baseline: FLOPs at 40% of peak plus 13 ms for TTFT, the memory-bound floor for TPOT (kvplan before the engine model; nothing fitted)", Summarize(Baseline(cases), ByKind))
+	t.Log(b.String())
+	for _, p := range preds {
+		if p.Err != nil {
+			t.Errorf("%s (line %d): %v", p.Case.ID, p.Case.Line, p.Err)
+		}
+	}
+	path := filepath.Join("testdata", "accuracy.md")
+	if *update {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./perf/fit -update writes it)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("accuracy differs from %s: the catalog's efficiencies changed without a refit; rerun go test ./perf/fit -run TestFit -fit, then -update\n%s", path, b.String())
+	}
+}
+
+// TestFit refits the efficiencies on every usable row and writes them to
+// catalog/data/efficiencies.toml, then holds out each model in turn (every
+// row of it: its other GPUs, engines and dtypes too), fits on the rest and
+// reports the error on the held-out model, and the same for each GPU
+// (testdata/heldout.md). Run it with -fit; it takes an hour or more on two
+// shared cores.
+func TestFit(t *testing.T) {
+	if !*fitFlag {
+		t.Skip("refitting takes tens of minutes: go test ./perf/fit -run TestFit -fit -v -timeout 3h")
+	}
+	_, _, sp, cases, _ := load(t)
+	start := time.Now()
+	full := &Problem{Space: sp, Cases: cases}
+	x, loss, err := full.Minimize(sp.Initial(), *iterations)
+	if err != nil {
+		t.Logf("full fit: %v", err)
+	}
+	t.Logf("full fit: loss %.4f, %v", loss, time.Since(start))
+	var cb bytes.Buffer
+	if err := WriteCatalog(&cb, sp, x, cases); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("..", "..", "catalog", "data", "efficiencies.toml"), cb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var b bytes.Buffer
+	for _, axis := range []struct {
+		name string
+		key  func(*Case) string
+	}{{"model", ByModel}, {"GPU", ByGPU}} {
+		held := holdOut(t, sp, cases, axis.key, start)
+		fmt.Fprintf(&b, "\nHeld out by %s: each %s's rows predicted by a fit on the other %ss' rows only.\n", axis.name, axis.name, axis.name)
+		report(&b, "Held-out "+axis.name+"s", held)
+	}
+	t.Log(b.String())
+	if err := os.WriteFile(filepath.Join("testdata", "heldout.md"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| all |") {
+		t.Error("held-out report has no summary line")
+	}
+}
+
+// holdOut fits once per value of key on the cases of the other values and
+// predicts the held-out cases with that fit.
+func holdOut(t *testing.T, sp Space, cases []*Case, key func(*Case) string, start time.Time) []Prediction {
+	var order []string
+	seen := map[string]bool{}
+	for _, c := range cases {
+		if k := key(c); !seen[k] {
+			seen[k] = true
+			order = append(order, k)
+		}
+	}
+	var held []Prediction
+	for _, g := range order {
+		var train, test []*Case
+		for _, c := range cases {
+			if key(c) == g {
+				test = append(test, c)
+			} else {
+				train = append(train, c)
+			}
+		}
+		p := &Problem{Space: sp, Cases: train}
+		xg, lg, err := p.Minimize(sp.Initial(), *foldIters)
+		if err != nil {
+			t.Logf("fold %s: %v", g, err)
+		}
+		t.Logf("fold %s held out (%d rows): loss %.4f, %v", g, len(test), lg, time.Since(start))
+		held = append(held, Predict(test, FromSpace(sp, xg))...)
+	}
+	return held
+}
+
+// TestSaturatedThroughput compares kvplan perf with NVIDIA's saturated
+// TensorRT-LLM throughput (performance overview; not in the fit; Qwen3-30B-A3B
+// and Llama 4 are models the fit never saw) and checks the table committed in
+// testdata/saturated.md (-update rewrites it).
+func TestSaturatedThroughput(t *testing.T) {
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join("testdata", "trtllm_max_throughput.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := ReadSaturated(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	PredictSaturated(cat, rows)
+	var b bytes.Buffer
+	FormatSaturated(&b, rows)
+	t.Log(b.String())
+	for _, r := range rows {
+		if r.Skip != "" && r.GPU != "GB200" {
+			t.Logf("%s %s %s %d/%d not predicted: %s", r.Model, r.GPU, r.Precision, r.ISL, r.OSL, r.Skip)
+		}
+	}
+	path := filepath.Join("testdata", "saturated.md")
+	if *update {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./perf/fit -update writes it)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("saturated throughput differs from %s; rerun with -update after a refit\n%s", path, b.String())
+	}
+}

@@ -1,0 +1,173 @@
+package fit
+
+import (
+	"math"
+	"slices"
+
+	"github.com/kvplan/kvplan/catalog"
+)
+
+// Space is the fit's parameter vector layout. The efficiencies of one GPU ×
+// engine × dtype are built from shared effects, so that a combination the
+// data holds few rows of borrows strength from the others and an unseen one
+// still has a value:
+//
+//	gemm(g, e, d)   = B(g0 + ge[e] + gg[g] + gd[d])
+//	memory(g, e)    = B(m0 + me[e] + mg[g])
+//	attention(e), moe(e), step_ms(e), layer_us(e), eager_layer_us(e),
+//	request_ms(e), request_us_per_token(e), ramp_ms(e)   per engine
+//	allreduce_us, interconnect                 one each
+//
+// where B maps a real number into the physical range of its quantity
+// (Bounds) through the logistic function, on a log scale for times: a fit
+// may not explain the data with an efficiency no kernel reaches. The offsets
+// ge, gg, gd, me, mg are shrunk towards 0 (ridge).
+type Space struct {
+	Engines, GPUs, Dtypes []string // Dtypes: bf16 first (its offset is fixed at 0)
+}
+
+// Parameter indices.
+const (
+	pGemm0 = iota
+	pMem0
+	pAllReduce
+	pInterconnect
+	nGlobal
+)
+
+// per-engine parameters, in this order.
+const (
+	eGemm = iota
+	eMem
+	eAttention
+	eMoE
+	eStep
+	eLayer
+	eEager
+	eRequest
+	eRequestTok
+	eRamp
+	nEngine
+)
+
+// Bound is the physical range of a fitted quantity.
+type Bound struct {
+	Lo, Hi float64
+	Log    bool // times: mapped on a log scale
+}
+
+// Bounds are the ranges the fit may use: efficiencies below what tuned
+// kernels reach on current GPUs (large GEMMs 70–90% of peak, streaming
+// 80–90% of bandwidth, FlashAttention 40–75%), and times between what a
+// CUDA-graphed C++ loop and an eager Python loop cost.
+var Bounds = map[string]Bound{
+	"gemm": {0.2, 0.95, false}, "memory": {0.3, 0.95, false}, "attention": {0.2, 0.9, false},
+	"moe": {0.2, 1, false}, "interconnect": {0.1, 0.95, false},
+	"allreduce_us": {2, 100, true}, "step_ms": {0.05, 20, true}, "layer_us": {0.5, 100, true},
+	"eager_layer_us": {1, 1000, true}, "request_ms": {0.1, 100, true}, "request_us_per_token": {0.01, 50, true},
+	"ramp_ms": {1, 20000, true},
+}
+
+func (b Bound) value(v float64) float64 {
+	if b.Log {
+		return math.Exp(math.Log(b.Lo) + (math.Log(b.Hi)-math.Log(b.Lo))*sigmoid(v))
+	}
+	return b.Lo + (b.Hi-b.Lo)*sigmoid(v)
+}
+
+func (b Bound) param(v float64) float64 {
+	if b.Log {
+		return logit((math.Log(v) - math.Log(b.Lo)) / (math.Log(b.Hi) - math.Log(b.Lo)))
+	}
+	return logit((v - b.Lo) / (b.Hi - b.Lo))
+}
+
+func bounded(name string, v float64) float64 { return Bounds[name].value(v) }
+func param(name string, v float64) float64   { return Bounds[name].param(v) }
+
+// Len is the number of parameters.
+func (s Space) Len() int { return nGlobal + nEngine*len(s.Engines) + 2*len(s.GPUs) + len(s.Dtypes) - 1 }
+
+func (s Space) engine(e, k int) int { return nGlobal + e*nEngine + k }
+func (s Space) gpuGemm(g int) int   { return nGlobal + nEngine*len(s.Engines) + g }
+func (s Space) gpuMem(g int) int    { return nGlobal + nEngine*len(s.Engines) + len(s.GPUs) + g }
+func (s Space) dtype(d int) int     { return nGlobal + nEngine*len(s.Engines) + 2*len(s.GPUs) + d - 1 }
+
+// Offsets lists the indices the ridge penalty applies to.
+func (s Space) Offsets() []int {
+	var ix []int
+	for e := range s.Engines {
+		ix = append(ix, s.engine(e, eGemm), s.engine(e, eMem))
+	}
+	for g := range s.GPUs {
+		ix = append(ix, s.gpuGemm(g), s.gpuMem(g))
+	}
+	for d := 1; d < len(s.Dtypes); d++ {
+		ix = append(ix, s.dtype(d))
+	}
+	return ix
+}
+
+// Initial is the starting point: round figures, not fitted (gemm 0.6,
+// memory 0.8, attention 0.5, moe 0.7, 2 ms a step, 5 µs a layer under CUDA
+// graphs and 50 µs without, 15 ms a request, a 100 ms ramp, 15 µs an
+// all-reduce at 70% of the interconnect, 2 µs of frontend per input token).
+func (s Space) Initial() []float64 {
+	x := make([]float64, s.Len())
+	x[pGemm0], x[pMem0] = param("gemm", 0.6), param("memory", 0.8)
+	x[pAllReduce], x[pInterconnect] = param("allreduce_us", 15), param("interconnect", 0.7)
+	for e := range s.Engines {
+		x[s.engine(e, eAttention)] = param("attention", 0.5)
+		x[s.engine(e, eMoE)] = param("moe", 0.7)
+		x[s.engine(e, eStep)] = param("step_ms", 2)
+		x[s.engine(e, eLayer)] = param("layer_us", 5)
+		x[s.engine(e, eEager)] = param("eager_layer_us", 50)
+		x[s.engine(e, eRequest)] = param("request_ms", 15)
+		x[s.engine(e, eRequestTok)] = param("request_us_per_token", 2)
+		x[s.engine(e, eRamp)] = param("ramp_ms", 100)
+	}
+	return x
+}
+
+// Efficiency builds the efficiencies of gpu × engine × dtype from x. An
+// index of -1 (a GPU, engine or dtype the space does not hold) takes the
+// effect 0, or for per-engine values the mean over the engines.
+func (s Space) Efficiency(x []float64, g, e, d int) catalog.Efficiency {
+	engine := func(k int) float64 {
+		if e >= 0 {
+			return x[s.engine(e, k)]
+		}
+		var m float64
+		for i := range s.Engines {
+			m += x[s.engine(i, k)]
+		}
+		return m / float64(len(s.Engines))
+	}
+	gemm, mem := x[pGemm0], x[pMem0]
+	if e >= 0 {
+		gemm += x[s.engine(e, eGemm)]
+		mem += x[s.engine(e, eMem)]
+	}
+	if g >= 0 {
+		gemm += x[s.gpuGemm(g)]
+		mem += x[s.gpuMem(g)]
+	}
+	if d > 0 {
+		gemm += x[s.dtype(d)]
+	}
+	return catalog.Efficiency{
+		GEMM: bounded("gemm", gemm), Memory: bounded("memory", mem),
+		Attention: bounded("attention", engine(eAttention)), MoE: bounded("moe", engine(eMoE)),
+		Interconnect: bounded("interconnect", x[pInterconnect]), AllReduceUS: bounded("allreduce_us", x[pAllReduce]),
+		StepMS: bounded("step_ms", engine(eStep)), LayerUS: bounded("layer_us", engine(eLayer)),
+		EagerLayerUS: bounded("eager_layer_us", engine(eEager)),
+		RequestMS:    bounded("request_ms", engine(eRequest)), RequestUSTok: bounded("request_us_per_token", engine(eRequestTok)),
+		RampMS: bounded("ramp_ms", engine(eRamp)),
+	}
+}
+
+// Index returns the position of name in list, or -1.
+func Index(list []string, name string) int { return slices.Index(list, name) }
+
+func sigmoid(v float64) float64 { return 1 / (1 + math.Exp(-v)) }
+func logit(p float64) float64   { return math.Log(p / (1 - p)) }

@@ -1,0 +1,278 @@
+package perf
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
+)
+
+// Spec is what an engine model is built from.
+type Spec struct {
+	Model        *catalog.Model
+	GPU          *catalog.GPU
+	Engine       string // serving engine: vllm, sglang or trtllm
+	TP           int    // tensor-parallel ranks (GPUs of one replica), ≥ 1
+	WeightDtype  string // matmul weights: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4; "" = the model's
+	KVDtype      string // "" = the model's
+	EnforceEager bool   // no CUDA graphs
+	GraphMax     int    // largest iteration captured in a CUDA graph, tokens; 0 = 512 (vLLM's default cap)
+
+	// Efficiency is the fitted efficiencies to use. Leave it nil and give
+	// Catalog to look them up for GPU × Engine × weight dtype.
+	Efficiency *catalog.Efficiency
+	Catalog    *catalog.Catalog
+}
+
+// Model is an engine performance model for one model on one GPU type under
+// one engine and tensor parallelism. It is immutable once built, so one
+// Model may serve many goroutines.
+type Model struct {
+	Name        string // "llama-3.1-8b on 1 × h100-sxm, vllm, bf16 weights"
+	Efficiency  catalog.Efficiency
+	Fallback    string   // how the efficiencies were chosen when no exact entry exists; "" = exact
+	Notes       []string // other assumptions (dtype without a tensor path of its own, missing interconnect)
+	TP          int
+	WeightDtype string
+	KV          *models.KV
+
+	peakTFLOPS float64 // dense peak of the weight dtype's tensor path
+	peakDtype  string  // the dtype whose peak is used
+	bf16TFLOPS float64
+	bwBytesS   float64 // memory bandwidth
+	icBytesS   float64 // interconnect bandwidth, one direction
+
+	layers       float64
+	stepMS       float64 // fixed per iteration
+	graphLayerMS float64 // layers × layer_us
+	eagerLayerMS float64 // layers × eager_layer_us
+	graphMax     float64
+	graphPrefill bool // CUDA graphs cover iterations with prefill chunks (vLLM's piecewise graphs)
+	eager        bool
+
+	gemmFLOPms float64 // FLOP per ms that large GEMMs reach (weight dtype)
+	lmFLOPms   float64 // FLOP per ms of the bf16 lm head
+	attnFLOPms float64 // FLOP per ms of attention (bf16)
+	memBms     float64 // bytes per ms of weight and KV streaming
+	moeFLOPms  float64
+	moeBms     float64
+
+	denseFLOPTok  float64 // 2 × dense matmul params per rank
+	denseBytes    float64 // dense weight bytes per rank
+	expertFLOPTok float64 // 2 × routed active params per rank
+	expertBytes   float64 // one expert's weights, every MoE layer, per rank
+	experts       float64
+	logMiss       float64 // log(1 − k/E): a token misses a given expert
+	lmFLOPSeq     float64 // 2 × vocab × hidden per rank, per sequence
+	lmBytes       float64 // vocab × hidden × 2 B per rank
+
+	groups     []attnGroup
+	stateBytes float64 // linear-attention state of one sequence, per rank
+
+	arCount    float64 // all-reduces per iteration (2 per layer with tp > 1)
+	arLatMS    float64
+	arBytesTok float64 // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
+	icBms      float64 // interconnect bytes per ms reached
+}
+
+// attnGroup is the attention arithmetic of one layer group, per rank.
+type attnGroup struct {
+	window       int     // 0 = full attention
+	pairFLOP     float64 // FLOPs per causal (query, key) pair in a prefill, all layers of the group
+	decodeFLOP   float64 // FLOPs per context token of one decoding sequence, all layers of the group
+	kvBytesToken float64 // KV bytes per token, all layers of the group
+}
+
+// New builds the engine model of spec. It fails on impossible settings: a tp
+// that does not divide the attention heads, an unknown dtype, or no
+// efficiencies for the combination.
+func New(spec Spec) (*Model, error) {
+	m, g := spec.Model, spec.GPU
+	switch {
+	case m == nil:
+		return nil, fmt.Errorf("no model given")
+	case g == nil:
+		return nil, fmt.Errorf("no gpu given")
+	case spec.Engine == "":
+		return nil, fmt.Errorf("no engine given (vllm, sglang or trtllm)")
+	case spec.TP < 1:
+		return nil, fmt.Errorf("tp must be >= 1 (got %d)", spec.TP)
+	case m.AttentionHeads > 0 && m.AttentionHeads%spec.TP != 0:
+		return nil, fmt.Errorf("tp %d does not divide the %d attention heads of %s; engines split heads evenly across ranks", spec.TP, m.AttentionHeads, m.Name)
+	case m.HiddenSize <= 0 || m.VocabSize <= 0 || m.AttentionHeads <= 0:
+		return nil, fmt.Errorf("model %s lacks hidden_size, vocab_size or attention_heads, which the engine model needs", m.Name)
+	}
+	dtype := strings.ToLower(spec.WeightDtype)
+	if dtype == "" {
+		dtype = m.WeightDtype
+	}
+	wb, ok := catalog.DtypeBytes(dtype)
+	if !ok {
+		return nil, fmt.Errorf("weight dtype %q is not one of bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4", dtype)
+	}
+	kv, err := models.NewKV(m, models.KVOptions{KVDtype: spec.KVDtype, TP: spec.TP})
+	if err != nil {
+		return nil, err
+	}
+	sched, ok := Schedules[spec.Engine]
+	if !ok {
+		return nil, fmt.Errorf("engine %q is not one the engine model knows (%s)", spec.Engine, strings.Join(Engines(), ", "))
+	}
+	out := &Model{TP: spec.TP, WeightDtype: dtype, KV: kv, eager: spec.EnforceEager, graphMax: float64(spec.GraphMax),
+		graphPrefill: sched.GraphsCoverPrefill}
+	if out.graphMax <= 0 {
+		out.graphMax = 512
+	}
+	eff, err := efficiencyOf(spec, dtype, out)
+	if err != nil {
+		return nil, err
+	}
+	out.Efficiency = eff
+	out.Name = fmt.Sprintf("%s on %d × %s, %s, %s weights", m.Name, spec.TP, g.Name, spec.Engine, dtype)
+
+	out.peakTFLOPS, out.peakDtype = peakFor(g, dtype)
+	if out.peakDtype != dtype && !(dtype == "int4" && out.peakDtype == "bf16") {
+		out.Notes = append(out.Notes, fmt.Sprintf("%s has no %s tensor path in the catalog: %s matmuls run at its %s peak (%g TFLOP/s)", g.Name, dtype, dtype, out.peakDtype, out.peakTFLOPS))
+	}
+	if dtype == "int4" {
+		out.Notes = append(out.Notes, "int4 weights are weight-only: matmuls run at the bf16 peak, weights are read at 4 bits")
+	}
+	out.bf16TFLOPS = g.BF16TFLOPS
+	out.bwBytesS = g.MemoryBandwidthBytes
+	out.icBytesS = g.InterconnectBandwidthBytes
+	if out.icBytesS <= 0 && spec.TP > 1 {
+		out.icBytesS = 25e9
+		out.Notes = append(out.Notes, fmt.Sprintf("%s has no interconnect bandwidth in the catalog: all-reduces are taken over PCIe Gen4 (25 GB/s measured, FACTS.md §3)", g.Name))
+	}
+
+	tp := float64(spec.TP)
+	L := float64(m.Layers)
+	out.layers = L
+	out.stepMS = eff.StepMS
+	out.graphLayerMS = L * eff.LayerUS / 1000
+	out.eagerLayerMS = L * eff.EagerLayerUS / 1000
+
+	out.gemmFLOPms = out.peakTFLOPS * 1e12 * eff.GEMM / 1000
+	out.lmFLOPms = out.bf16TFLOPS * 1e12 * eff.GEMM / 1000
+	out.attnFLOPms = out.bf16TFLOPS * 1e12 * eff.Attention / 1000
+	out.memBms = out.bwBytesS * eff.Memory / 1000
+	out.moeFLOPms = out.gemmFLOPms * eff.MoE
+	out.moeBms = out.memBms * eff.MoE
+
+	H, V := float64(m.HiddenSize), float64(m.VocabSize)
+	matmul := float64(models.MatmulParams(m))
+	routed, routedActive := models.RoutedExpertParams(m)
+	dense := matmul - float64(routedActive)
+	out.denseFLOPTok = 2 * dense / tp
+	out.denseBytes = dense * wb / tp
+	if routed > 0 {
+		E, k := float64(m.MoE.Experts), float64(m.MoE.ExpertsPerToken)
+		out.experts = E
+		out.logMiss = math.Log1p(-k / E)
+		out.expertFLOPTok = 2 * float64(routedActive) / tp
+		out.expertBytes = float64(routed) / E * wb / tp
+	}
+	out.lmFLOPSeq = 2 * V * H / tp
+	out.lmBytes = V * H * 2 / tp
+
+	out.groups, out.stateBytes = attentionGroups(m, kv, spec.TP)
+	if spec.TP > 1 {
+		out.arCount = 2 * L
+		out.arLatMS = eff.AllReduceUS / 1000
+		out.arBytesTok = 2 * (tp - 1) / tp * H * 2
+		out.icBms = out.icBytesS * eff.Interconnect / 1000
+	}
+	return out, nil
+}
+
+// efficiencyOf returns the spec's efficiencies, or looks them up.
+func efficiencyOf(spec Spec, dtype string, out *Model) (catalog.Efficiency, error) {
+	if spec.Efficiency != nil {
+		return *spec.Efficiency, nil
+	}
+	if spec.Catalog == nil {
+		return catalog.Efficiency{}, fmt.Errorf("no efficiencies given and no catalog to look them up in")
+	}
+	match, err := spec.Catalog.EfficiencyFor(spec.GPU.Name, spec.Engine, dtype)
+	if err != nil {
+		return catalog.Efficiency{}, err
+	}
+	out.Fallback = match.Fallback
+	return *match.Efficiency, nil
+}
+
+// peakFor returns the dense TFLOP/s a matmul of weight dtype runs at on g,
+// and the dtype of the tensor path it uses: the dtype's own, else the next
+// wider one the GPU has (fp4 → fp8 → bf16). int4 weights are weight-only
+// (W4A16): the bf16 path.
+func peakFor(g *catalog.GPU, dtype string) (float64, string) {
+	switch dtype {
+	case "fp4", "nvfp4", "mxfp4":
+		if g.FP4TFLOPS > 0 {
+			return g.FP4TFLOPS, dtype
+		}
+		if g.FP8TFLOPS > 0 {
+			return g.FP8TFLOPS, "fp8"
+		}
+	case "fp8":
+		if g.FP8TFLOPS > 0 {
+			return g.FP8TFLOPS, "fp8"
+		}
+	case "int8":
+		if g.INT8TOPS > 0 {
+			return g.INT8TOPS, "int8"
+		}
+		if g.FP8TFLOPS > 0 {
+			return g.FP8TFLOPS, "fp8"
+		}
+	case "fp16":
+		if g.FP16TFLOPS > 0 {
+			return g.FP16TFLOPS, "fp16"
+		}
+	}
+	return g.BF16TFLOPS, "bf16"
+}
+
+// attentionGroups turns the model's KV groups into attention arithmetic per
+// rank: FLOPs per prefill pair and per decode context token, KV bytes per
+// token, and the linear-attention state of one sequence.
+func attentionGroups(m *catalog.Model, kv *models.KV, tp int) ([]attnGroup, float64) {
+	qh := float64(m.AttentionHeads) / float64(tp)
+	var gs []attnGroup
+	var state float64
+	for _, g := range kv.Groups {
+		n := float64(g.Count)
+		switch g.Kind {
+		case catalog.LayerLinear:
+			state += n * float64(g.StateBytesEach)
+			continue
+		case "mla":
+			// Prefill runs MLA as multi-head attention over the decompressed
+			// keys (qk = head_dim = nope + rope) and values (v = nope);
+			// decode runs the absorbed form over the latent (kv_lora + rope
+			// scores, kv_lora values).
+			qk := float64(m.HeadDim)
+			if qk <= 0 {
+				qk = float64(m.MLA.KVLoraRank/4 + m.MLA.QKRopeHeadDim)
+			}
+			v := qk - float64(m.MLA.QKRopeHeadDim)
+			lat := float64(m.MLA.KVLoraRank)
+			gs = append(gs, attnGroup{
+				pairFLOP:     n * 2 * qh * (qk + v),
+				decodeFLOP:   n * 2 * qh * (2*lat + float64(m.MLA.QKRopeHeadDim)),
+				kvBytesToken: float64(g.BytesPerToken()),
+			})
+			continue
+		}
+		d := float64(g.HeadDim)
+		gs = append(gs, attnGroup{
+			window:       g.Window,
+			pairFLOP:     n * 4 * qh * d,
+			decodeFLOP:   n * 4 * qh * d,
+			kvBytesToken: float64(g.BytesPerToken()),
+		})
+	}
+	return gs, state
+}

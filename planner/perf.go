@@ -1,0 +1,223 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/perf"
+)
+
+// PerfEngines lists the engines `kvplan perf` models.
+func PerfEngines() []string { return perf.Engines() }
+
+// PerfScenario is one replica serving a closed-loop benchmark: Concurrency
+// clients, each sending its next request when the last one finished.
+type PerfScenario struct {
+	Catalog       *catalog.Catalog // efficiencies and engine profiles
+	Model         *catalog.Model
+	GPU           *catalog.GPU
+	Engine        string // vllm, sglang, trtllm
+	EngineVersion string // the memory profile's version; "" = the catalog's newest (the efficiencies are not per version)
+	TP            int
+	WeightDtype   string // "" = the model's
+	KVDtype       string // "" = the model's
+
+	InputTokens, OutputTokens, Concurrency int
+
+	GPUUtil             float64 // the engine's memory fraction; 0 = the engine's default
+	MaxNumSeqs          int     // 0 = the engine's default
+	MaxNumBatchedTokens int     // 0 = the engine's default
+	EnforceEager        bool
+}
+
+// PerfPlan is what the benchmark measures on one replica, and how.
+type PerfPlan struct {
+	Model         string `json:"model"`
+	GPU           string `json:"gpu"`
+	Engine        string `json:"engine"`
+	EngineVersion string `json:"engine_version,omitempty"`
+	TP            int    `json:"tp"`
+	GPUs          int    `json:"gpus"`
+	WeightDtype   string `json:"weight_dtype"`
+	KVDtype       string `json:"kv_dtype"`
+	InputTokens   int    `json:"input_tokens"`
+	OutputTokens  int    `json:"output_tokens"`
+	Concurrency   int    `json:"concurrency"`
+
+	TTFTMS                 float64 `json:"ttft_ms"`
+	TPOTMS                 float64 `json:"tpot_ms"`
+	ITLMSP50               float64 `json:"itl_ms_p50"`
+	RequestsPerS           float64 `json:"requests_per_s"`
+	OutputTokensPerS       float64 `json:"output_tokens_per_s"`
+	OutputTokensPerSPerGPU float64 `json:"output_tokens_per_s_per_gpu"`
+	RunningSequences       float64 `json:"running_sequences"`
+	MaxRunning             int     `json:"max_running"`
+	KVLimited              bool    `json:"kv_limited"`
+	WaitingMS              float64 `json:"waiting_ms"`
+	PrefillMS              float64 `json:"prefill_ms"`
+	RequestOverheadMS      float64 `json:"request_overhead_ms"`
+	DecodeStepMS           float64 `json:"decode_step_ms"`
+	PrefillStepMS          float64 `json:"prefill_step_ms"`
+	PrefillStepShare       float64 `json:"prefill_step_share"`
+
+	KVSlotsTokens       int64 `json:"kv_slots_tokens"`
+	MaxNumSeqs          int   `json:"max_num_seqs"`
+	MaxNumBatchedTokens int   `json:"max_num_batched_tokens"`
+	SeparatePrefill     bool  `json:"separate_prefill"`
+
+	Efficiency         catalog.Efficiency `json:"efficiency"`
+	EfficiencyFallback string             `json:"efficiency_fallback"`
+	StepTerms          *PerfStepTerms     `json:"step_terms,omitempty"` // with --explain
+
+	Assumptions []string   `json:"assumptions"`
+	NotModelled []string   `json:"not_modelled"`
+	Derivation  Derivation `json:"derivation,omitempty"`
+}
+
+// PerfStepTerms are the terms of a mean prefill and a mean decode iteration.
+type PerfStepTerms struct {
+	Prefill perf.Terms `json:"prefill"`
+	Decode  perf.Terms `json:"decode"`
+}
+
+var perfNotModelled = []string{
+	"speculative decoding and multi-token prediction",
+	"prefix caching (the benchmark's prompts share no prefix)",
+	"expert parallelism's all-to-all (experts are taken as split over the tp ranks), attention data parallelism and pipeline parallelism",
+	"preemption: a request reserves the KV of all its tokens when admitted",
+	"sparse attention (DeepSeek-V3.2/GLM-5 indexers): attention is counted dense",
+	"CPU-side limits: tokenization and detokenization throughput beyond the fitted per-request overhead",
+}
+
+// PlanPerf predicts what a closed-loop benchmark measures on one replica:
+// the KV slots and engine limits come from the memory model (PlanMemory),
+// the iteration times from the engine model (package perf) with the
+// catalog's efficiencies for GPU × engine × weight dtype, and the benchmark
+// is replayed iteration by iteration (perf.Model.Steady).
+func PlanPerf(sc PerfScenario) (*PerfPlan, error) {
+	switch {
+	case sc.Model == nil:
+		return nil, fmt.Errorf("no model given")
+	case sc.GPU == nil:
+		return nil, fmt.Errorf("no gpu given")
+	case sc.Catalog == nil:
+		return nil, fmt.Errorf("no catalog given")
+	case sc.InputTokens < 1 || sc.OutputTokens < 1:
+		return nil, fmt.Errorf("input and output tokens must be >= 1 (got %d and %d)", sc.InputTokens, sc.OutputTokens)
+	case sc.Concurrency < 1:
+		return nil, fmt.Errorf("concurrency must be >= 1 (got %d)", sc.Concurrency)
+	}
+	eng, ok := perf.Schedules[sc.Engine]
+	if !ok {
+		return nil, fmt.Errorf("engine %q is not one the engine model knows (%s)", sc.Engine, strings.Join(PerfEngines(), ", "))
+	}
+	tp := max(sc.TP, 1)
+	m := *sc.Model
+	if sc.WeightDtype != "" && sc.WeightDtype != m.WeightDtype {
+		if _, ok := catalog.DtypeBytes(sc.WeightDtype); !ok {
+			return nil, fmt.Errorf("weight dtype %q is not one of bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4", sc.WeightDtype)
+		}
+		m.WeightDtype, m.WeightsBytes = sc.WeightDtype, 0
+	}
+	p := &PerfPlan{
+		Model: m.Name, GPU: sc.GPU.Name, Engine: sc.Engine, EngineVersion: sc.EngineVersion, TP: tp, GPUs: tp,
+		WeightDtype: m.WeightDtype, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens,
+		Concurrency: sc.Concurrency, SeparatePrefill: eng.SeparatePrefill, NotModelled: perfNotModelled,
+	}
+	p.Assumptions = append(p.Assumptions, eng.Note)
+	mp, err := p.memory(sc, &m, tp)
+	if err != nil {
+		return nil, err
+	}
+	p.KVDtype, p.KVSlotsTokens = mp.KVDtype, mp.KVSlotsTokens
+	p.MaxNumSeqs, p.MaxNumBatchedTokens = mp.MaxNumSeqs, mp.MaxNumBatchedTokens
+
+	model, err := perf.New(perf.Spec{Model: &m, GPU: sc.GPU, Engine: sc.Engine, TP: tp, WeightDtype: m.WeightDtype,
+		KVDtype: p.KVDtype, EnforceEager: sc.EnforceEager, Catalog: sc.Catalog})
+	if err != nil {
+		return nil, err
+	}
+	p.Efficiency, p.EfficiencyFallback = model.Efficiency, model.Fallback
+	p.Assumptions = append(p.Assumptions, model.Notes...)
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the efficiencies are fitted across engine versions, not per version (%s)", model.Efficiency.Key()))
+	lim := perf.Limits{MaxNumSeqs: p.MaxNumSeqs, MaxNumBatchedTokens: p.MaxNumBatchedTokens, KVSlots: p.KVSlotsTokens,
+		BlockSize: mp.BlockSize, SeparatePrefill: eng.SeparatePrefill}
+	r, err := model.Steady(perf.Load{Concurrency: sc.Concurrency, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens}, lim)
+	if err != nil {
+		return nil, err
+	}
+	p.fill(r)
+	p.StepTerms = &PerfStepTerms{Prefill: r.PrefillStep, Decode: r.DecodeStep}
+	p.derive(r, model)
+	return p, nil
+}
+
+// memory runs the memory model (the engine's own profile, for its version)
+// for the KV slots and the engine's limits.
+func (p *PerfPlan) memory(sc PerfScenario, m *catalog.Model, tp int) (*MemoryPlan, error) {
+	e, ver, err := sc.Catalog.EngineVersion(sc.Engine, sc.EngineVersion)
+	if err != nil {
+		return nil, err
+	}
+	p.EngineVersion = ver
+	mp, err := PlanMemory(MemoryScenario{
+		Model: m, KV: models.KVOptions{KVDtype: sc.KVDtype, TP: tp}, GPU: sc.GPU, Engine: e,
+		EngineVersion: ver, VersionDefaulted: sc.EngineVersion == "",
+		GPUUtil: sc.GPUUtil, EnforceEager: sc.EnforceEager, MaxModelLen: sc.InputTokens + sc.OutputTokens,
+		MaxNumBatchedTokens: sc.MaxNumBatchedTokens, MaxNumSeqs: sc.MaxNumSeqs,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !mp.ModelFits || !mp.MaxModelLenFits {
+		return nil, fmt.Errorf("%s at tp %d on %s: one request of %d tokens does not fit (weights %d B per rank leave %d B for the KV cache); raise --tp or use a larger GPU",
+			m.Name, tp, sc.GPU.Name, sc.InputTokens+sc.OutputTokens, mp.WeightsBytes, mp.KVCacheBytes)
+	}
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("KV slots and default limits from kvplan's memory model (%s %s profile, memory fraction %g; kvplan memory)",
+		sc.Engine, ver, mp.GPUUtil))
+	return mp, nil
+}
+
+func (p *PerfPlan) fill(r perf.Result) {
+	p.TTFTMS, p.TPOTMS, p.ITLMSP50 = r.TTFTMS, r.TPOTMS, r.ITLP50MS
+	p.RequestsPerS, p.OutputTokensPerS = r.RequestsPerS, r.OutputTokensPerS
+	p.OutputTokensPerSPerGPU = r.OutputTokensPerS / float64(p.GPUs)
+	p.RunningSequences, p.MaxRunning, p.KVLimited = r.Running, r.MaxRunning, r.KVLimited
+	p.WaitingMS, p.PrefillMS, p.RequestOverheadMS = r.WaitingMS, r.PrefillMS, r.RequestMS
+	p.DecodeStepMS, p.PrefillStepMS, p.PrefillStepShare = r.DecodeStepMS, r.PrefillStepMS, r.PrefillStepShare
+}
+
+func (p *PerfPlan) derive(r perf.Result, m *perf.Model) {
+	d := &p.Derivation
+	d.Add("kv_slots_tokens", float64(p.KVSlotsTokens), "tokens", "kvplan memory: KV cache bytes / KV bytes per token, in blocks",
+		"%d tokens of %s KV per rank", p.KVSlotsTokens, p.KVDtype)
+	need := (p.InputTokens + p.OutputTokens + 15) / 16 * 16
+	d.Add("max_running", float64(p.MaxRunning), "sequences", "min(concurrency, max_num_seqs, ⌊kv slots / blocks of (isl + osl)⌋)",
+		"min(%d, %d, ⌊%d / %d⌋)", p.Concurrency, p.MaxNumSeqs, p.KVSlotsTokens, need)
+	terms := func(name string, t perf.Terms, what string) {
+		d.Add(name, t.TotalMS, "ms", "fixed + dense + experts + lm_head + attention + kv_read + allreduce ("+what+")",
+			"%.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f (%d tokens, %d sequences)",
+			t.FixedMS, t.DenseMS, t.ExpertsMS, t.LMHeadMS, t.AttentionMS, t.KVReadMS, t.AllReduceMS, t.Tokens, t.Sequences)
+	}
+	if r.DecodeStepMS > 0 {
+		terms("decode_step_terms_ms", r.DecodeStep, "a mean decode-only iteration")
+	}
+	if r.PrefillStepMS > 0 {
+		terms("prefill_step_terms_ms", r.PrefillStep, "a mean iteration with prefill chunks")
+	}
+	e := m.Efficiency
+	d.Add("efficiency", e.GEMM, "ratio", "gemm, memory, attention, moe, interconnect; step_ms, layer_us, eager_layer_us, allreduce_us, request_ms, request_us_per_token, ramp_ms",
+		"%.3f, %.3f, %.3f, %.3f, %.3f; %.3f ms, %.2f µs, %.1f µs, %.2f µs, %.2f ms, %.3f µs, %.0f ms (%s)",
+		e.GEMM, e.Memory, e.Attention, e.MoE, e.Interconnect, e.StepMS, e.LayerUS, e.EagerLayerUS, e.AllReduceUS, e.RequestMS, e.RequestUSTok, e.RampMS, e.Key())
+	d.Note(e.Source)
+	d.Add("ttft_ms", p.TTFTMS, "ms", "request_overhead (request_ms + isl × request_us_per_token) + waiting (slot, iteration in flight) + prefill (mean of the replayed requests)",
+		"%.2f + %.2f + %.2f", p.RequestOverheadMS, p.WaitingMS, p.PrefillMS)
+	d.Add("tpot_ms", p.TPOTMS, "ms", "mean over requests of (last token − first token) / (osl − 1)",
+		"%.0f%% of iterations carry prefill (%.2f ms), the others decode only (%.2f ms)", 100*p.PrefillStepShare, p.PrefillStepMS, p.DecodeStepMS)
+	d.Add("requests_per_s", p.RequestsPerS, "1/s", "concurrency / (ttft + (osl − 1) × tpot) (Little's law, FACTS.md §7)",
+		"%d / (%.2f + %d × %.3f) ms", p.Concurrency, p.TTFTMS, p.OutputTokens-1, p.TPOTMS)
+	d.Add("output_tokens_per_s_per_gpu", p.OutputTokensPerSPerGPU, "tokens/s", "requests_per_s × osl / gpus",
+		"%.3f × %d / %d", p.RequestsPerS, p.OutputTokens, p.GPUs)
+}
