@@ -383,9 +383,10 @@ func BenchmarkSearch3GPUs2Links(b *testing.B) {
 		l, _ := cat.Link(n)
 		ls = append(ls, l)
 	}
+	timers := engineModels(cat)[1].timers // the fitted engine model
 	for b.Loop() {
 		q := exampleQuery(b, cat)
-		q.GPUOptions, q.Links = gpus, ls
+		q.GPUOptions, q.Links, q.Timers = gpus, ls, timers
 		if _, err := Search(q); err != nil {
 			b.Fatal(err)
 		}
