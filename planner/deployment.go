@@ -45,6 +45,7 @@ type PoolPlan struct {
 	InFlight KVInFlight
 	Prompt   PromptFit
 	Prefill  PrefillCapacity
+	Capacity *PoolCapacity // at the SLO, from the capacity search; nil = not computed
 }
 
 // Deployment is every figure of a plan file: what `kvplan check` feeds the

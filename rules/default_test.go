@@ -75,7 +75,26 @@ func TestDefaultRules(t *testing.T) {
 		{"disagg-transfer-exceeds-prefill", "", Warn,
 			func(e *Env) { e.Disagg.TransferMSShared = 44 },
 			func(e *Env) { e.Disagg.TransferMSShared = 43.9 },
-			"takes 44.00 ms with 8 transfers sharing it, at least the 44.00 ms of prefill"},
+			"takes 44.00 ms with 8 transfers sharing it, against the 44.00 ms of prefill"},
+		// At a load the comparison decides, not one request's prefill: the
+		// split frees 255 × (30 − 22) = 2,040 ms of decode per request, less
+		// than 2,100 ms of transfer; the near miss frees more than it costs,
+		// although one transfer (44 ms) exceeds one prefill (44 ms).
+		{"disagg-transfer-exceeds-prefill", "", Warn,
+			func(e *Env) {
+				e.Workload.OutputTokens = 256
+				d := &e.Disagg
+				d.AtLoadComputed, d.RequestsPerSAtLoad, d.AggCarriesAtLoad, d.DisaggCarriesAtLoad = true, 20, true, true
+				d.ITLAggAtLoadMS, d.ITLDisaggAtLoadMS, d.DecodeStallFreedAtLoad, d.TransferAtLoadMS = 30, 22, 2040, 2100
+				d.TransferExceedsGainLoad = true
+			},
+			func(e *Env) {
+				d := &e.Disagg
+				d.TransferMSShared = 44
+				d.AtLoadComputed, d.RequestsPerSAtLoad, d.AggCarriesAtLoad, d.DisaggCarriesAtLoad = true, 20, true, true
+				d.ITLAggAtLoadMS, d.ITLDisaggAtLoadMS, d.DecodeStallFreedAtLoad, d.TransferAtLoadMS = 30, 22, 2040, 9
+			},
+			"at workload.request_rate = 20/s moving the KV costs 2100.0 ms a request, at least the 2040.0 ms of decode the split frees per request (mean ITL 30.00 ms aggregated on the same GPUs vs 22.00 ms split, over 256 output tokens); one request alone:"},
 		{"disagg-transfer-exceeds-prefill", "", Deny, // the SLO breaks: deny_when
 			func(e *Env) { e.Disagg.TransferMSShared = 3308; e.Disagg.TTFTDisaggMS = 3400 },
 			func(e *Env) { e.Disagg.Disaggregated = false; e.Disagg.TransferMSShared = 3308 },
@@ -214,7 +233,25 @@ func TestDefaultRules(t *testing.T) {
 				p := poolNamed(e, "prefill")
 				p.RequestRate, p.PrefillDemandPerS, p.PrefillWorkersNeeded = 64, 97536, 2
 			},
-			"pool prefill must prefill 100 requests/s × 1,524 tokens uncached = 152,400 tokens/s, more than its 2 workers' 98,323 tokens/s (one request's prefill takes at least 31.00 ms on rtx4090 at tp 1): requests queue without bound; it needs at least 4 workers"},
+			"pool prefill must prefill 100 requests/s × 1,524 tokens uncached = 152,400 tokens/s, more than the 98,323 tokens/s of its 2 workers (the prefill of one request takes at least 31.00 ms on rtx4090 at tp 1): requests queue without bound; it needs at least 4 workers"},
+		// With the capacity search's figures the floor no longer decides: the
+		// pool fires because the deployment carries 14.5/s within the SLO, not
+		// 20, and 3 prefill workers would; the near miss passes although the
+		// floor alone would have fired.
+		{"pool-capacity-exceeded", "prefill", Deny,
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.RequestRate, p.CapacityComputed, p.CapacityExceeded = 20, true, true
+				p.CapacityRequestsPerS, p.CapacityWorkersNeeded, p.CapacityLimitedBy = 14.5, 3, "prefill compute"
+				p.CapacitySLO = "TTFT p95 ≤ 1000 ms, ITL p95 ≤ 50 ms"
+				e.Workload.RequestRate = 20
+			},
+			func(e *Env) {
+				p := poolNamed(e, "prefill")
+				p.RequestRate, p.PrefillDemandPerS, p.PrefillWorkersNeeded = 100, 152400, 4 // the floor says exceeded
+				p.CapacityComputed, p.CapacityExceeded, p.CapacityRequestsPerS, p.CapacityWorkersNeeded = true, false, 120, 2
+			},
+			"pool prefill cannot carry workload.request_rate = 20 requests/s within TTFT p95 ≤ 1000 ms, ITL p95 ≤ 50 ms: as planned the deployment carries at most 14.5 requests/s, limited by prefill compute; this pool needs 3 workers (it has 2)"},
 		{"link-saturated", "", Deny,
 			func(e *Env) {
 				e.Workload.RequestRate = 300

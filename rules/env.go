@@ -117,6 +117,16 @@ type DisaggEnv struct {
 	PrefillMS           float64 `expr:"prefill_ms" unit:"ms" desc:"prefill time of one request, which disaggregation moves off the decode GPU"`
 	TTFTAggMS           float64 `expr:"ttft_agg_ms" unit:"ms" desc:"predicted TTFT if the same GPUs served aggregated"`
 	TTFTDisaggMS        float64 `expr:"ttft_disagg_ms" unit:"ms" desc:"predicted TTFT disaggregated: prefill + shared transfer + queueing"`
+
+	AtLoadComputed          bool    `expr:"at_load_computed" unit:"" desc:"the comparison at the load below was computed (workload.request_rate and an engine model); else only the one-request view above is"`
+	RequestsPerSAtLoad      float64 `expr:"requests_per_s_at_load" unit:"req/s" desc:"the load of the comparison: workload.request_rate"`
+	ITLAggAtLoadMS          float64 `expr:"itl_agg_at_load_ms" unit:"ms" desc:"mean ITL if the same GPUs served aggregated at the load (prefill chunks share decode's iterations)"`
+	ITLDisaggAtLoadMS       float64 `expr:"itl_disagg_at_load_ms" unit:"ms" desc:"mean ITL of the decode pool at the load"`
+	DecodeStallFreedAtLoad  float64 `expr:"decode_stall_freed_at_load_ms" unit:"ms" desc:"decode time the split frees per request at the load: (output tokens − 1) × (itl_agg_at_load_ms − itl_disagg_at_load_ms)"`
+	TransferAtLoadMS        float64 `expr:"transfer_ms_at_load" unit:"ms" desc:"mean KV transfer at the load, sharing included"`
+	AggCarriesAtLoad        bool    `expr:"agg_carries_at_load" unit:"" desc:"the same GPUs aggregated have a steady state at the load"`
+	DisaggCarriesAtLoad     bool    `expr:"disagg_carries_at_load" unit:"" desc:"the split has a steady state at the load"`
+	TransferExceedsGainLoad bool    `expr:"transfer_exceeds_gain_at_load" unit:"" desc:"the transfer costs at least the decode time the split frees at the load"`
 }
 
 // RoutingEnv holds the prefix working set and the slots that hold it
@@ -188,4 +198,13 @@ type PoolEnv struct {
 	PrefillDemandPerS    float64 `expr:"prefill_demand_tokens_per_s" unit:"tokens/s" desc:"request_rate × uncached_input_tokens"`
 	PrefillCapacityPerS  float64 `expr:"prefill_capacity_tokens_per_s" unit:"tokens/s" desc:"workers × uncached_input_tokens ÷ prefill_ms: the pool's prefill compute, a floor that leaves out decode work and queueing"`
 	PrefillWorkersNeeded int     `expr:"prefill_workers_needed" unit:"workers" desc:"ceil(request_rate × prefill_ms): workers the prefill demand needs at least"`
+
+	CapacityComputed      bool    `expr:"capacity_computed" unit:"" desc:"the capacity figures below were computed (a request rate, and an engine model for the pool's GPU); else only the prefill floor above is"`
+	CapacityRequestsPerS  float64 `expr:"capacity_requests_per_s" unit:"req/s" desc:"the highest workload.request_rate the deployment carries within the SLO (p95 targets) with its pools as planned: engine model, open-load batching and queueing, as kvplan plan sizes"`
+	CapacityWorkersNeeded int     `expr:"capacity_workers_needed" unit:"workers" desc:"the fewest workers of this pool that carry workload.request_rate within the SLO, the other pools as planned; 0 = no count of this pool does"`
+	CapacityLimitedBy     string  `expr:"capacity_limited_by" unit:"" desc:"what fails first: prefill compute, decode ITL, KV slots, link, memory"`
+	CapacityExceeded      bool    `expr:"capacity_exceeded" unit:"" desc:"the deployment misses the SLO at workload.request_rate and this pool is what to grow"`
+	CapacitySLO           string  `expr:"capacity_slo" unit:"" desc:"the objectives the capacity is computed at"`
+	CapacityTTFTP95MS     float64 `expr:"capacity_ttft_p95_ms" unit:"ms" desc:"predicted TTFT p95 at workload.request_rate (0 when the deployment cannot carry it)"`
+	CapacityITLP95MS      float64 `expr:"capacity_itl_p95_ms" unit:"ms" desc:"predicted ITL p95 at workload.request_rate (0 when the deployment cannot carry it)"`
 }

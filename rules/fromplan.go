@@ -46,6 +46,12 @@ func FromDeployment(dep *planner.Deployment) *Env {
 		e.Disagg.TransferMSShared = d.TransferMSShared
 		e.Disagg.TTFTAggMS = d.TTFTAggMS
 		e.Disagg.TTFTDisaggMS = d.TTFTDisaggMS
+		if a := d.AtLoad; a != nil {
+			e.Disagg.AtLoadComputed, e.Disagg.RequestsPerSAtLoad = true, a.RequestsPerS
+			e.Disagg.ITLAggAtLoadMS, e.Disagg.ITLDisaggAtLoadMS, e.Disagg.DecodeStallFreedAtLoad = a.ITLAggMS, a.ITLDisaggMS, a.DecodeStallFreedMS
+			e.Disagg.TransferAtLoadMS, e.Disagg.AggCarriesAtLoad, e.Disagg.DisaggCarriesAtLoad = a.TransferMS, a.AggCarries, a.DisaggCarries
+			e.Disagg.TransferExceedsGainLoad = a.TransferExceedsGain
+		}
 		e.Disagg.SameGPU = e.Disagg.SameGPU || d.SameGPU
 	}
 	e.Disagg.PrefillMS = dep.PrefillMS
@@ -85,6 +91,11 @@ func FromDeployment(dep *planner.Deployment) *Env {
 			c := pp.Prefill
 			pe.RequestRate, pe.UncachedInputTokens, pe.PrefillMS = c.RequestRate, c.UncachedTokens, c.PrefillMS
 			pe.PrefillDemandPerS, pe.PrefillCapacityPerS, pe.PrefillWorkersNeeded = c.DemandTokensPerS, c.CapacityTokensPerS, c.WorkersNeeded
+			if k := pp.Capacity; k != nil {
+				pe.CapacityComputed, pe.CapacityRequestsPerS, pe.CapacityWorkersNeeded = true, k.CapacityPerS, k.WorkersNeeded
+				pe.CapacityLimitedBy, pe.CapacityExceeded, pe.CapacitySLO = k.LimitedBy, k.Exceeded, k.SLO
+				pe.CapacityTTFTP95MS, pe.CapacityITLP95MS = k.TTFTP95MS, k.ITLP95MS
+			}
 		}
 	}
 	return &e

@@ -125,11 +125,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
    whether a deployment plan will work (CI)          kvplan check plan.toml -o github
    whether a Kubernetes manifest will work (CI)      kvplan check deploy.yaml --gpu h100-sxm -o github
    the memory of a vllm serve line, pasted           kvplan memory --gpu l4 -- vllm serve Qwen/Qwen3-8B --max-model-len 16384
+   the cheapest deployment meeting an SLO at a rate  kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1s --itl-p95 50ms
    what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list; kvplan engines list
 
-   kv, disagg, memory, perf, route, simulate and the catalog's list and show
-   take -o table|json|markdown and --catalog DIR; kv, disagg, memory, perf and
-   route also --explain (every figure with its formula). check takes -o table, json,
+   kv, disagg, memory, perf, route, simulate, plan and the catalog's list and
+   show take -o table|json|markdown and --catalog DIR; kv, disagg, memory, perf,
+   route and plan also --explain (every figure with its formula). check takes -o table, json,
    markdown, junit, sarif or github, --catalog and --explain. Flags are named
    as the plan file's keys and vLLM's flags (--tensor-parallel-size,
    --gpu-memory-utilization, --max-model-len, --kv-cache-dtype); kvplan's
@@ -150,6 +151,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			rulesCommand(),
 			routeCommand(),
 			simulateCommand(),
+			planCommand(),
 			catalogCommand("models", "model architectures", listModels, showModel, importCommand()),
 			catalogCommand("links", "links between prefill and decode workers", listLinks, showLink, nil),
 			catalogCommand("gpus", "GPUs", listGPUs, showGPU, nil),

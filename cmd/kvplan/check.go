@@ -11,6 +11,7 @@ import (
 	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/planfile"
 	"github.com/kvplan/kvplan/planner"
+	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/rules"
 	"github.com/kvplan/kvplan/units"
@@ -62,10 +63,24 @@ func loadRules(c *cli.Context) (*rules.Set, error) {
 	return rules.Load(rules.Options{Paths: c.StringSlice("rules"), NoDefault: c.Bool("no-default-rules"), Disable: c.StringSlice("disable")})
 }
 
+// planDeployment is the planner's figures of a plan, with each pool's
+// capacity at the plan's SLO from the same engine model and search as
+// kvplan plan (a pool without an engine model keeps the prefill floor).
+func planDeployment(cat *catalog.Catalog, p *planfile.Plan) (*planner.Deployment, error) {
+	dep, err := planner.PlanDeployment(cat, p)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := capacity.ForDeployment(dep, planEngine(cat)); err != nil {
+		return nil, internalError{err}
+	}
+	return dep, nil
+}
+
 // envBuilder turns a plan file into the rules' environment through the planner.
 func envBuilder(cat *catalog.Catalog) rules.Builder {
 	return func(p *planfile.Plan) (*rules.Env, error) {
-		dep, err := planner.PlanDeployment(cat, p)
+		dep, err := planDeployment(cat, p)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +114,7 @@ func runCheck(c *cli.Context) error {
 		return err
 	}
 	plan := rv.plan
-	dep, err := planner.PlanDeployment(cat, plan)
+	dep, err := planDeployment(cat, plan)
 	if err != nil {
 		return err
 	}

@@ -311,7 +311,7 @@ func TestCommonFlagsClaim(t *testing.T) {
 		}
 		return false
 	}
-	outputCatalog := [][]string{{"kv"}, {"disagg"}, {"memory"}, {"perf"}, {"route"}, {"simulate"}, {"check"}}
+	outputCatalog := [][]string{{"kv"}, {"disagg"}, {"memory"}, {"perf"}, {"route"}, {"simulate"}, {"plan"}, {"check"}}
 	for _, g := range []string{"models", "links", "gpus", "engines"} {
 		outputCatalog = append(outputCatalog, []string{g, "list"}, []string{g, "show"})
 	}
@@ -322,7 +322,7 @@ func TestCommonFlagsClaim(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range [][]string{{"kv"}, {"disagg"}, {"memory"}, {"perf"}, {"route"}, {"check"}} {
+	for _, p := range [][]string{{"kv"}, {"disagg"}, {"memory"}, {"perf"}, {"route"}, {"plan"}, {"check"}} {
 		if !has(p, "explain") {
 			t.Errorf("kvplan %v lacks --explain, which the help promises", p)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/planner"
+	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/units"
 )
@@ -36,6 +37,8 @@ prefill MFU unless --prefill-ms gives a measured value.`,
 			outputTokensFlag(128, "generated tokens per request", "osl"),
 			&cli.IntFlag{Name: "decode-tp", Usage: "tensor-parallel ranks of the decode worker (default: --tensor-parallel-size); each decode rank pulls its own KV shard"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "transfers sharing the link at once (not requests in flight: kvplan check derives transfers from the load)"},
+			&cli.StringFlag{Name: "rate", Usage: "the load, requests per second: compare the split with the same GPUs aggregated at it (what splitting frees of decode against the transfer at that load); without it, one request's view"},
+			&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "serving engine of the comparison at the load: vllm, sglang or trtllm"},
 			&cli.StringFlag{Name: "prefill-gpu", Value: defaultGPU, Usage: "GPU of the prefill worker (kvplan gpus list)"},
 			&cli.StringFlag{Name: "decode-gpu", Usage: "GPU of the decode worker (default: the prefill GPU)"},
 			&cli.BoolFlag{Name: "same-gpu", Usage: "prefill and decode workers share one GPU"},
@@ -104,7 +107,34 @@ func runDisagg(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := disaggAtLoad(c, cat, sc, p); err != nil {
+		return err
+	}
 	return emit(c, disaggDoc(c, p), p.Derivation)
+}
+
+// disaggAtLoad adds the comparison at the load (kvplan plan's figures) to
+// p when --rate gives the load (--concurrency counts transfers sharing the
+// link, not requests in flight, so it sets no load).
+func disaggAtLoad(c *cli.Context, cat *catalog.Catalog, sc planner.DisaggScenario, p *planner.DisaggPlan) error {
+	s := c.String("rate")
+	if s == "" || sc.SameGPU || sc.OutputTokens < 1 {
+		return nil
+	}
+	rate, err := units.ParseNumber(s)
+	if err != nil || !(rate > 0) || rate > 1e6 {
+		return fmt.Errorf("--rate %q: want requests per second above 0 (at most 1,000,000)", s)
+	}
+	engine, err := cat.Engine(c.String("engine"))
+	if err != nil {
+		return err
+	}
+	a, err := capacity.DisaggAtLoad(sc, engine, rate, planEngine(cat))
+	if err != nil {
+		return fmt.Errorf("disagg: --rate: %w", err)
+	}
+	p.SetAtLoad(a)
+	return nil
 }
 
 func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
@@ -140,6 +170,16 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 			}},
 		},
 		JSON: jsonWithExplain(c, p, &p.Derivation),
+	}
+	if a := p.AtLoad; a != nil {
+		doc.Sections = append(doc.Sections, report.Section{Title: fmt.Sprintf("At the load: %.4g requests/s (%s)", a.RequestsPerS, a.LoadSource),
+			Header: []string{"figure", "value", "note"}, Rows: [][]string{
+				{"ITL aggregated", msOrDash(a.ITLAggMS), fmt.Sprintf("%d aggregated workers on the same GPUs", a.AggWorkers)},
+				{"ITL disaggregated", msOrDash(a.ITLDisaggMS), "the decode worker, no prefill in its iterations"},
+				{"decode freed per request", msOrDash(a.DecodeStallFreedMS), "(output tokens − 1) × (ITL aggregated − ITL disaggregated)"},
+				{"transfer at the load", msOrDash(a.TransferMS), "mean, transfers in flight sharing the link"},
+				{"TTFT p95 aggregated / disaggregated", msOrDash(a.TTFTAggP95MS) + " / " + msOrDash(a.TTFTDisaggP95MS), "kvplan plan's model"},
+			}})
 	}
 	doc.Notes = append(doc.Notes, "Verdict: "+p.Verdict+".")
 	for _, a := range p.Assumptions {

@@ -39,6 +39,8 @@ less specific entry, and the output says so.`,
 			outputTokensFlag(0, "output tokens per request (required)", "osl"),
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "clients in the closed loop"},
 			&cli.StringFlag{Name: "sweep", Usage: "one row per value: concurrency=1,2,4,8"},
+			&cli.StringFlag{Name: "plot", Usage: "with --sweep: write the curve (output tokens/s per GPU against per user) as an SVG; --force replaces a file"},
+			&cli.BoolFlag{Name: "force", Usage: "with --plot: replace an existing file"},
 			maxNumSeqsFlag("sequences running at once (default: the engine's for this GPU)"),
 			maxNumBatchedTokensFlag("tokens per iteration (default: the engine's for this GPU)"),
 			gpuUtilFlag(0, "the engine's memory fraction, in (0, 1] (default: the engine's)"),
@@ -53,6 +55,9 @@ func runPerf(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.String("plot") != "" && c.String("sweep") == "" {
+		return fmt.Errorf("perf: --plot draws a curve: give --sweep concurrency=1,2,4,... too")
+	}
 	if s := c.String("sweep"); s != "" {
 		values, err := sweepValues(s)
 		if err != nil {
@@ -66,6 +71,11 @@ func runPerf(c *cli.Context) error {
 				return err
 			}
 			plans = append(plans, p)
+		}
+		if path := c.String("plot"); path != "" {
+			if err := writeSweepPlot(c, path, perfSweepPlot(plans)); err != nil {
+				return err
+			}
 		}
 		return emit(c, perfSweepDoc(c, plans), nil)
 	}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/internal/safefile"
+	"github.com/kvplan/kvplan/planner/capacity"
+	"github.com/kvplan/kvplan/report"
+)
+
+// paretoPlot lays the search's Pareto points out as a chart: every
+// candidate's points per mode, and each mode's front as a line.
+func paretoPlot(res *capacity.Result, pts []capacity.ParetoPoint) report.Plot {
+	p := report.Plot{
+		Title:  fmt.Sprintf("%s, %d in / %d out: output tokens/s per GPU vs per user", res.Model, res.InputTokens, res.OutputTokens),
+		XLabel: "output tokens/s per user (1000 / mean ITL)",
+		YLabel: "output tokens/s per GPU",
+	}
+	for _, mode := range []string{capacity.ModeAggregated, capacity.ModeDisaggregated} {
+		all := report.PlotSeries{Name: mode}
+		front := report.PlotSeries{Name: mode + " Pareto front", Line: true}
+		for _, pt := range pts {
+			if pt.Mode != mode {
+				continue
+			}
+			xy := report.PlotPoint{X: pt.TokensPerSPerUser, Y: pt.TokensPerSPerGPU, Label: fmt.Sprintf("%s at %.4g/s", pt.Candidate, pt.RatePerS)}
+			all.Points = append(all.Points, xy)
+			if pt.OnFront {
+				front.Points = append(front.Points, xy)
+			}
+		}
+		if len(all.Points) > 0 {
+			p.Series = append(p.Series, all, front)
+		}
+	}
+	return p
+}
+
+// writePlot writes --plot: the SVG of the Pareto front.
+func writePlot(c *cli.Context, path string, res *capacity.Result, q *capacity.Query) error {
+	p := paretoPlot(res, q.Pareto(res))
+	if len(p.Series) == 0 {
+		return fmt.Errorf("--plot %s: no candidate meets the SLO, so there is nothing to plot", path)
+	}
+	var b bytes.Buffer
+	if err := report.WritePlotSVG(&b, p); err != nil {
+		return internalError{err}
+	}
+	if err := safefile.WriteAtomic(path, b.Bytes(), safefile.WriteOptions{Overwrite: c.Bool("force")}); err != nil {
+		return fmt.Errorf("--plot: %w (add --force to replace it)", err)
+	}
+	return nil
+}

@@ -1,0 +1,539 @@
+// Package openloop is an engine under an open load: requests arriving at a
+// rate (Poisson), served by a worker that batches them the way vLLM V1
+// does (chunked prefill within max_num_batched_tokens, max_num_seqs, KV
+// seats), priced by any step-time model. It gives the steady state of a
+// worker (the decode batch by Little's law, ITL and its 95th percentile,
+// the GPU time prefill takes, the wait for a batch seat) and the queueing
+// arithmetic (Erlang C, Allen–Cunneen, Poisson percentiles) the capacity
+// search and the planner build on. It imports nothing of the project: the
+// step-time model comes in through StepTimer.
+package openloop
+
+import (
+	"math"
+	"sort"
+)
+
+// StepTimer is the engine model's time of one iteration (the contract of
+// TEAM.md): prefill chunk i runs prefillTokens[i] new tokens on top of
+// prefillContext[i] tokens already in that sequence's KV, and every
+// decoding sequence j, with decodeContext[j] tokens of context, advances by
+// one token. Milliseconds; pure and safe for concurrent use. *perf.Model
+// implements it.
+type StepTimer interface {
+	StepMS(prefillTokens, prefillContext, decodeContext []int) float64
+}
+
+// Hit is one way a request finds its prefix: with probability Prob its
+// first cached tokens are in the worker's prefix cache.
+type Hit struct {
+	Prob   float64
+	Cached int
+}
+
+// Worker is one worker of a pool: its engine model, the workload and
+// its scheduling limits. Step times depend only on the batch, so they are
+// computed once per batch size and reused at every rate the search tries.
+type Worker struct {
+	step     StepTimer
+	isl, osl int
+	budget   int   // max_num_batched_tokens: tokens per iteration
+	maxSeqs  int   // max_num_seqs
+	slots    int64 // KV slots of the worker, tokens
+	block    int   // tokens per KV block
+	prefills bool  // runs prefill (aggregated worker or prefill worker)
+	decodes  bool  // runs decode (aggregated worker or decode worker)
+	separate bool  // prefill iterations carry no decodes
+	hits     []Hit
+
+	dec     []float64         // dec[b]: a decode-only iteration of b sequences; NaN = not yet computed
+	alone   map[int][]chunked // per batch b of decodes riding along: per hit case
+	ctxBuf  []int
+	oneTok  [1]int
+	oneCtx  [1]int
+	packTok []int
+	packCtx []int
+}
+
+// chunked is one prompt's prefill on a worker with b sequences decoding.
+type chunked struct {
+	aloneMS  float64 // the prompt alone: the sum of its chunks' iterations
+	chunks   int     // iterations it takes (chunked to the token budget)
+	packedMS float64 // GPU time per prompt when prompts queue: iterations packed to the budget
+	// batchMS[n−1] is an iteration of n such prompts together (n up to the
+	// k that fit the budget; only when the prompt fits it in one chunk).
+	batchMS []float64
+}
+
+// Config describes a worker.
+type Config struct {
+	Step                StepTimer
+	InputTokens         int   // prompt tokens per request
+	OutputTokens        int   // output tokens per request
+	MaxNumBatchedTokens int   // tokens per iteration (the chunked-prefill budget)
+	MaxNumSeqs          int   // sequences running at once
+	KVSlots             int64 // KV tokens the worker holds (the memory model's slots)
+	BlockSize           int   // tokens per KV block; 0 = 16
+	Prefills            bool  // runs prefill: an aggregated or a prefill worker
+	Decodes             bool  // runs decode: an aggregated or a decode worker
+	Hits                []Hit // how requests find their prefix cached; none = no prefix reuse
+	// SeparatePrefill: prefill batches run alone and decoding waits (SGLang's
+	// default); otherwise decodes and prefill chunks share iterations (vLLM,
+	// TensorRT-LLM).
+	SeparatePrefill bool
+}
+
+// NewWorker builds a worker from c.
+func NewWorker(c Config) *Worker {
+	hits := c.Hits
+	if len(hits) == 0 {
+		hits = []Hit{{Prob: 1}}
+	}
+	block := c.BlockSize
+	if block <= 0 {
+		block = 16
+	}
+	return &Worker{step: c.Step, isl: c.InputTokens, osl: c.OutputTokens, budget: c.MaxNumBatchedTokens, maxSeqs: c.MaxNumSeqs,
+		slots: c.KVSlots, block: block, prefills: c.Prefills, decodes: c.Decodes, separate: c.SeparatePrefill, hits: hits, alone: map[int][]chunked{}}
+}
+
+// NeedSlots is the KV slots a running sequence reserves: the blocks of its whole
+// prompt and output (a decode worker) or of its prompt (a prefill worker).
+func (w *Worker) NeedSlots() int64 {
+	n := w.isl
+	if w.decodes {
+		n += w.osl
+	}
+	return int64((n + w.block - 1) / w.block * w.block)
+}
+
+// BatchCap is the most sequences the worker runs at once: max_num_seqs, or
+// as many as the KV slots hold, whichever is smaller.
+func (w *Worker) BatchCap() int {
+	return int(min(int64(w.maxSeqs), w.slots/w.NeedSlots()))
+}
+
+// DecodeStepMS is the time of an iteration that advances b decoding
+// sequences, their contexts spread evenly over the output (isl + (j + ½) ×
+// osl / b tokens), so their mean is isl + osl/2.
+func (w *Worker) DecodeStepMS(b int) float64 {
+	if b <= 0 {
+		return 0
+	}
+	for len(w.dec) <= b {
+		w.dec = append(w.dec, math.NaN())
+	}
+	if v := w.dec[b]; !math.IsNaN(v) {
+		return v
+	}
+	v := w.step.StepMS(nil, nil, w.contexts(b))
+	w.dec[b] = v
+	return v
+}
+
+func (w *Worker) contexts(b int) []int {
+	if cap(w.ctxBuf) < b {
+		w.ctxBuf = make([]int, b, 2*b)
+	}
+	ctx := w.ctxBuf[:b]
+	for j := range ctx {
+		ctx[j] = w.isl + int((float64(j)+0.5)*float64(w.osl)/float64(b))
+	}
+	return ctx
+}
+
+// prefill returns, per hit case, a prompt's prefill with b sequences decoding
+// in the same iterations (b = 0 on a prefill worker).
+func (w *Worker) prefill(b int) []chunked {
+	if w.separate {
+		b = 0 // prefill batches run alone
+	}
+	if c, ok := w.alone[b]; ok {
+		return c
+	}
+	var dctx []int
+	if b > 0 {
+		dctx = append([]int(nil), w.contexts(b)...)
+	}
+	room := max(1, w.budget-b) // every decoding sequence takes one token of the budget
+	out := make([]chunked, len(w.hits))
+	for i, h := range w.hits {
+		p := w.isl - h.Cached
+		var c chunked
+		for ctx, left := h.Cached, p; left > 0; {
+			n := min(left, room)
+			w.oneTok[0], w.oneCtx[0] = n, ctx
+			c.aloneMS += w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+			c.chunks++
+			ctx += n
+			left -= n
+		}
+		c.packedMS = c.aloneMS
+		if p > room {
+			// Queued prompts fill every iteration to the budget: a prompt's
+			// last, short chunk shares its iteration with the next prompt,
+			// so a prompt costs p/room full chunks at its mean context.
+			w.oneTok[0], w.oneCtx[0] = room, h.Cached+max(0, p-room)/2
+			c.packedMS = float64(p) / float64(room) * w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+		}
+		if k := room / max(1, p); k > 1 {
+			// Prompts that queue share iterations: k of them fill the budget.
+			w.packTok, w.packCtx = w.packTok[:0], w.packCtx[:0]
+			c.batchMS = make([]float64, 0, min(k, 64))
+			for n := 1; n <= k; n++ {
+				w.packTok, w.packCtx = append(w.packTok, p), append(w.packCtx, h.Cached)
+				if n <= 64 || n == k {
+					c.batchMS = append(c.batchMS, w.step.StepMS(w.packTok, w.packCtx, dctx))
+				}
+			}
+			c.packedMS = c.batchMS[len(c.batchMS)-1] / float64(k)
+		}
+		out[i] = c
+	}
+	w.alone[b] = out
+	return out
+}
+
+// DecodeStepAt is DecodeStepMS at a fractional batch b.
+func (w *Worker) DecodeStepAt(b float64) float64 { return interp(w.DecodeStepMS, b) }
+
+// interp evaluates f, defined on whole batches, at a fractional batch x by
+// linear interpolation.
+func interp(f func(int) float64, x float64) float64 {
+	lo := int(math.Floor(x))
+	fr := x - float64(lo)
+	if fr == 0 {
+		return f(lo)
+	}
+	return f(lo)*(1-fr) + f(lo+1)*fr
+}
+
+// Prefill is the mean of the hit cases of a prompt's prefill at batch b.
+type Prefill struct {
+	AloneMS    float64 // the prompt's own prefill: its chunks' iterations, summed
+	ChunkMS    float64 // one of its chunk iterations
+	PackedMS   float64 // GPU time per prompt when prompts queue (iterations packed to the budget)
+	PackedCV2  float64 // squared coefficient of variation of PackedMS over the hit cases
+	AloneP95MS float64 // the slowest case at least 5% of prompts take
+}
+
+// BatchedPrefill is a prompt's own prefill time on a prefill worker where
+// prompts queue at lam per ms (the rate that finds the worker busy):
+// prompts short enough to share an iteration do, n of them at a time,
+// n = 1 + lam × T(n) (those that queue during an iteration join the next),
+// at most what the budget holds; the prompt's time is then that
+// iteration's, T(n), not its time alone.
+func (w *Worker) BatchedPrefill(lam float64) (mean, p95 float64) {
+	cs := w.prefill(0)
+	var worst float64
+	for i, c := range cs {
+		t := c.aloneMS
+		if len(c.batchMS) > 1 {
+			at := func(n float64) float64 {
+				n = math.Min(n, float64(len(c.batchMS)))
+				lo := int(math.Floor(n))
+				fr := n - float64(lo)
+				if lo >= len(c.batchMS) {
+					return c.batchMS[len(c.batchMS)-1]
+				}
+				v := c.batchMS[lo-1]
+				if fr > 0 {
+					v = v*(1-fr) + c.batchMS[lo]*fr
+				}
+				return v
+			}
+			n := 1.0
+			for range 50 {
+				next := math.Min(float64(len(c.batchMS)), 1+lam*at(n))
+				if math.Abs(next-n) < 1e-6 {
+					break
+				}
+				n = next
+			}
+			t = at(n)
+		}
+		mean += w.hits[i].Prob * t
+		if w.hits[i].Prob >= 0.05 || i == 0 {
+			worst = math.Max(worst, t)
+		}
+	}
+	return mean, worst
+}
+
+// PrefillAt is a prompt's prefill, averaged over the hit cases, with b
+// sequences decoding in the same iterations.
+func (w *Worker) PrefillAt(b int) Prefill {
+	cs := w.prefill(b)
+	var m Prefill
+	var sq float64
+	for i, c := range cs {
+		p := w.hits[i].Prob
+		m.AloneMS += p * c.aloneMS
+		m.ChunkMS += p * c.aloneMS / float64(max(1, c.chunks))
+		m.PackedMS += p * c.packedMS
+		sq += p * c.packedMS * c.packedMS
+	}
+	if m.PackedMS > 0 {
+		m.PackedCV2 = math.Max(0, sq/(m.PackedMS*m.PackedMS)-1)
+	}
+	// p95 of a discrete mixture: the largest case whose tail mass ≥ 5%.
+	idx := make([]int, len(cs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return cs[idx[a]].aloneMS > cs[idx[b]].aloneMS })
+	tail := 0.0
+	for _, i := range idx {
+		tail += w.hits[i].Prob
+		m.AloneP95MS = cs[i].aloneMS
+		if tail >= 0.05 {
+			break
+		}
+	}
+	return m
+}
+
+func (w *Worker) prefillAtF(x float64) Prefill {
+	lo := int(math.Floor(x))
+	fr := x - float64(lo)
+	a := w.PrefillAt(lo)
+	if fr == 0 {
+		return a
+	}
+	b := w.PrefillAt(lo + 1)
+	mix := func(u, v float64) float64 { return u*(1-fr) + v*fr }
+	return Prefill{mix(a.AloneMS, b.AloneMS), mix(a.ChunkMS, b.ChunkMS), mix(a.PackedMS, b.PackedMS),
+		mix(a.PackedCV2, b.PackedCV2), mix(a.AloneP95MS, b.AloneP95MS)}
+}
+
+// Load is a worker at a request rate: the steady state of its batch
+// and what a request sees.
+type Load struct {
+	RatePerS float64
+	Stable   bool
+	Limit    string // why it is not stable: LimitPrefill, LimitDecode or LimitKV
+
+	Batch    float64 // mean decoding sequences (Little: rate × (osl − 1) × ITL)
+	BatchCap int     // max_num_seqs or what the KV slots hold
+	KVBound  bool    // the KV slots, not max_num_seqs, set BatchCap
+
+	ITLMeanMS, ITLP95MS float64
+	MixedShare          float64 // share of a sequence's tokens that come from iterations carrying prefill
+
+	Prefill        Prefill // at the mean batch
+	PrefillUtil    float64 // rate × packed prefill time: the GPU time prefill takes
+	Admission      Wait    // waiting for a batch seat (KV slots or max_num_seqs)
+	SlotsInUse     float64 // mean KV slots held by running sequences, tokens
+	DecodeInFlight float64 // mean iteration in flight when a request arrives (half an ITL)
+}
+
+// Why a worker has no steady state at a rate (Load.Limit).
+const (
+	LimitPrefill = "prefill compute" // prefill alone takes all the GPU's time
+	LimitDecode  = "decode ITL"      // the batch the rate needs makes iterations too slow to carry it
+	LimitKV      = "KV slots"        // the KV slots seat fewer sequences than the rate keeps running
+)
+
+// Solve finds the worker's steady state at ratePerS requests per second.
+//
+// Decode: a request decodes for osl − 1 iterations after its first token,
+// so by Little's law the mean number decoding is B = λ (osl − 1) × ITL,
+// while ITL is the mean iteration a decoding sequence sees. A sequence sees
+// the others as Poisson(B) (the arrival theorem of an infinite-server
+// queue), so its batch is 1 + B on average. On a worker that also
+// prefills, a share u of the time goes to iterations that carry prefill
+// chunks (each the prompt's chunk time S_m); the rest are decode-only
+// (S_d): u = max(λ × packed prefill, 1 − exp(−λ × prefill alone)), the
+// first term the GPU time prefill needs when prompts queue, the second the
+// chance that a prompt is in progress when they do not, and
+//
+//	ITL = 1 / (u / S_m + (1 − u) / S_d).
+//
+// B is the root of λ (osl − 1) ITL(B) − B, found by bisection; when it
+// lies beyond the batch cap the worker cannot hold the load.
+func (w *Worker) Solve(ratePerS float64) Load {
+	lam := ratePerS / 1000
+	ld := Load{RatePerS: ratePerS, BatchCap: w.BatchCap()}
+	ld.KVBound = w.slots/w.NeedSlots() < int64(w.maxSeqs)
+	if ld.BatchCap < 1 {
+		ld.Limit = LimitKV
+		return ld
+	}
+	if !w.decodes {
+		return w.solvePrefillOnly(ld, lam)
+	}
+	itl := func(B float64) (itlMS, share float64, pm Prefill, prefillOK bool) {
+		b := 1 + B
+		sd := interp(w.DecodeStepMS, b)
+		if !w.prefills {
+			return sd, 0, Prefill{}, true
+		}
+		pm = w.prefillAtF(B) // the prompt shares iterations with B decoding sequences
+		if lam*pm.PackedMS >= 1 {
+			return math.Inf(1), 1, pm, false
+		}
+		u := math.Min(1, math.Max(lam*pm.PackedMS, -math.Expm1(-lam*pm.AloneMS)))
+		if w.separate {
+			// Decoding waits while prefill runs: tokens come only from the
+			// decode iterations, (1 − u)/S_d of them per ms, and a share of
+			// the gaps holds a prefill iteration.
+			if u >= 1 {
+				return math.Inf(1), 1, pm, false
+			}
+			itlMS = sd / (1 - u)
+			return itlMS, math.Min(1, u/pm.ChunkMS*sd/(1-u)), pm, true
+		}
+		rate := u/pm.ChunkMS + (1-u)/sd
+		itlMS = 1 / rate
+		return itlMS, u / pm.ChunkMS * itlMS, pm, true
+	}
+	g := func(B float64) float64 {
+		t, _, _, ok := itl(B)
+		if !ok {
+			return math.Inf(1)
+		}
+		return lam*float64(w.osl-1)*t - B
+	}
+	// The smallest root: scan up in doubling steps for the first batch at
+	// which the load is carried (g ≤ 0), then bisect. Past the root g turns
+	// positive again where bigger batches squeeze the prefill budget, which
+	// is the unstable branch.
+	top := float64(ld.BatchCap - 1)
+	B, lo, hi := 0.0, 0.0, -1.0
+	if g(0) > 0 {
+		for x := 1.0; ; x *= 2 {
+			x = math.Min(x, top)
+			if g(x) <= 0 {
+				hi = x
+				break
+			}
+			lo = x
+			if x == top {
+				break
+			}
+		}
+	} else {
+		hi = 0
+	}
+	switch {
+	case hi < 0:
+		// No steady state below the cap: the load needs more seats than the
+		// worker has, or more compute than it has at any batch.
+		B = top
+		ld.Limit = w.saturation(g, itl, lam, top)
+	case hi == 0:
+		B = 0
+	default:
+		for range 60 {
+			mid := (lo + hi) / 2
+			if g(mid) > 0 {
+				lo = mid
+			} else {
+				hi = mid
+			}
+			if hi-lo < 1e-7 {
+				break
+			}
+		}
+		B = hi
+	}
+	ld.Batch = B
+	t, share, pm, ok := itl(B)
+	ld.ITLMeanMS, ld.MixedShare, ld.Prefill = t, share, pm
+	if w.prefills {
+		ld.PrefillUtil = lam * pm.PackedMS
+	}
+	if !ok || ld.Limit != "" {
+		if ld.Limit == "" {
+			ld.Limit = LimitPrefill
+		}
+		ld.ITLMeanMS, ld.ITLP95MS = math.Inf(1), math.Inf(1)
+		return ld
+	}
+	ld.ITLP95MS = w.itlP95(B, share, ld.BatchCap)
+	ld.DecodeInFlight = t / 2
+	// Seats: a request holds its seat (and KV) from admission to its last token.
+	seat := float64(w.osl-1)*t + pm.AloneMS
+	ld.Admission = Queue{RatePerS: ratePerS, Servers: ld.BatchCap, ServiceMS: seat}.Wait()
+	ld.SlotsInUse = lam * seat * float64(w.NeedSlots())
+	if !ld.Admission.Stable {
+		ld.Limit = LimitKV
+		if !ld.KVBound {
+			ld.Limit = LimitDecode
+		}
+		return ld
+	}
+	ld.Stable = true
+	return ld
+}
+
+// saturation says why a worker has no steady state below its batch cap
+// top: prefill compute when prefill alone fills the GPU, the seats (KV slots,
+// or max_num_seqs) when a bigger batch would carry the load, else decode
+// compute (ITL grows faster than the batch it serves).
+func (w *Worker) saturation(g func(float64) float64, itl func(float64) (float64, float64, Prefill, bool), lam, top float64) string {
+	_, share, pm, ok := itl(top)
+	if !ok || lam*pm.PackedMS >= 1 {
+		return LimitPrefill
+	}
+	for x := 2 * (top + 1); x <= 64*(top+1); x *= 2 {
+		if g(x) <= 0 {
+			if w.slots/w.NeedSlots() < int64(w.maxSeqs) {
+				return LimitKV
+			}
+			return LimitDecode
+		}
+	}
+	if share > 0.5 {
+		return LimitPrefill
+	}
+	return LimitDecode
+}
+
+// solvePrefillOnly is a prefill worker: prompts one after another (packed
+// when they are short), nothing decoding alongside.
+func (w *Worker) solvePrefillOnly(ld Load, lam float64) Load {
+	pm := w.PrefillAt(0)
+	ld.Prefill = pm
+	ld.PrefillUtil = lam * pm.PackedMS
+	if ld.PrefillUtil >= 1 {
+		ld.Limit = LimitPrefill
+		return ld
+	}
+	ld.Stable = true
+	return ld
+}
+
+// itlP95 is the 95th percentile of the gaps between a sequence's tokens: a
+// gap is an iteration of 1 + N sequences, N ~ Poisson(B) capped at the
+// batch cap, which carries a prefill chunk with probability share (with
+// SeparatePrefill, a prefill iteration runs before it instead).
+func (w *Worker) itlP95(B, share float64, batchCap int) float64 {
+	top := min(batchCap-1, PoissonQuantile(B, 0.9999)+1)
+	pmf := make([]float64, top+1)
+	PoissonPMF(B, pmf)
+	type gap struct{ ms, p float64 }
+	gaps := make([]gap, 0, 2*len(pmf))
+	for n, p := range pmf {
+		if p <= 0 {
+			continue
+		}
+		b := 1 + n
+		gaps = append(gaps, gap{w.DecodeStepMS(b), p * (1 - share)})
+		switch {
+		case share > 0 && w.separate:
+			gaps = append(gaps, gap{w.DecodeStepMS(b) + w.PrefillAt(0).ChunkMS, p * share})
+		case share > 0:
+			gaps = append(gaps, gap{w.PrefillAt(b).ChunkMS, p * share})
+		}
+	}
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i].ms > gaps[j].ms })
+	tail := 0.0
+	for _, g := range gaps {
+		tail += g.p
+		if tail >= 0.05 {
+			return g.ms
+		}
+	}
+	return gaps[len(gaps)-1].ms
+}

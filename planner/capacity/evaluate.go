@@ -1,0 +1,235 @@
+package capacity
+
+import (
+	"github.com/kvplan/kvplan/openloop"
+	"math"
+)
+
+// evaluation is a shape with worker counts at a rate: every figure of the
+// candidate and, when it fails, why.
+type evaluation struct {
+	shape   *shape
+	workers []int // per role
+	rate    float64
+
+	loads   []openloop.Load // per role
+	prefill openloop.Wait   // the prefill queue of the pool that prefills
+	hit     float64         // share of requests that find their prefix cached
+
+	transfer transferLoad
+
+	ttftMeanMS, ttftP95MS float64
+	itlMeanMS, itlP95MS   float64
+	ttftParts             []part // the terms of TTFT p95, in order
+
+	ok    bool   // meets both SLOs
+	limit string // why not (or "" when ok)
+	worst float64
+}
+
+// part is one term of TTFT.
+type part struct {
+	name          string
+	meanMS, p95MS float64
+}
+
+// gpus is the GPU count of the shape at the given worker counts.
+func (s *shape) gpus(workers []int) int {
+	n := 0
+	for i, r := range s.roles {
+		n += workers[i] * r.tp
+	}
+	return n
+}
+
+// evaluate computes every figure of s with workers per role at rate
+// requests per second.
+func (q *Query) evaluate(s *shape, workers []int, rate float64) *evaluation {
+	e := &evaluation{shape: s, workers: workers, rate: rate}
+	for _, r := range s.roles {
+		if !r.fits {
+			e.limit = limitMemory
+			e.worst = math.Inf(1)
+			return e
+		}
+	}
+	if s.mode == ModeAggregated {
+		q.evalAggregated(s, e)
+	} else {
+		q.evalDisaggregated(s, e)
+	}
+	q.judge(e)
+	return e
+}
+
+// holderHits are the hit cases of a pool of workers that keep the prefix
+// cache: two passes, the first without hits to learn how many KV slots the
+// running requests hold, the second with the slots left over for prefixes.
+func (q *Query) holderHits(s *shape, r *role, workers int, rate float64, inUse func(*openloop.Worker) float64) ([]openloop.Hit, float64) {
+	if q.CachedFraction == 0 && q.Prefixes == 0 {
+		return nil, 0
+	}
+	used := 0.0
+	if q.Prefixes > 0 {
+		used = inUse(s.worker(q, r, q.hitCases(0, workers)))
+	}
+	hits := q.hitCases(float64(r.slots)-used, workers)
+	hp := 0.0
+	for _, h := range hits {
+		if h.Cached > 0 {
+			hp += h.Prob
+		}
+	}
+	return hits, hp
+}
+
+func (q *Query) evalAggregated(s *shape, e *evaluation) {
+	r, n := s.roles[0], e.workers[0]
+	per := e.rate / float64(n)
+	hits, hp := q.holderHits(s, r, n, e.rate, func(w *openloop.Worker) float64 { return w.Solve(per).SlotsInUse })
+	e.hit = hp
+	w := s.worker(q, r, hits)
+	ld := w.Solve(per)
+	e.loads = []openloop.Load{ld}
+	if !ld.Stable {
+		e.limit = ld.Limit
+		return
+	}
+	// Prefill waits in its worker's queue: the router places a request on
+	// arrival. Round-robin deals every n-th request to a worker, so its gaps
+	// are Erlang-n, c_a² = 1/n (G/G/1, Kingman); with prefix reuse Dynamo's
+	// KV router places by overlap and KV blocks, not by prefill backlog, so
+	// the worker sees Poisson arrivals (M/G/1) at its share of the rate.
+	ca2 := 1 / float64(n)
+	if q.CachedFraction > 0 || q.Prefixes > 0 {
+		ca2 = 1
+	}
+	e.prefill = openloop.Queue{RatePerS: per, Servers: 1, ServiceMS: ld.Prefill.PackedMS, ServiceCV2: ld.Prefill.PackedCV2, ArrivalCV2: ca2}.Wait()
+	if !e.prefill.Stable {
+		e.limit = openloop.LimitPrefill
+		return
+	}
+	e.ttftParts = []part{
+		{"frontend", q.FrontendMS, q.FrontendMS},
+		{"iteration in flight", ld.DecodeInFlight, ld.ITLP95MS},
+		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS},
+		{"prefill", ld.Prefill.AloneMS, ld.Prefill.AloneP95MS},
+		{"wait for a batch seat", ld.Admission.MeanMS, ld.Admission.P95MS},
+	}
+	e.itlMeanMS, e.itlP95MS = ld.ITLMeanMS, ld.ITLP95MS
+}
+
+func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
+	pr, dr := s.roles[0], s.roles[1]
+	np, nd := e.workers[0], e.workers[1]
+	pper, dper := e.rate/float64(np), e.rate/float64(nd)
+	dw := s.worker(q, dr, nil)
+	dl := dw.Solve(dper)
+	// The prefill workers hold a prompt's KV from its prefill until its
+	// transfer ends; the transfer is computed first without the prefill's own
+	// hold, which it does not depend on.
+	tr := q.transfer(s, np, nd, e.rate)
+	e.transfer = tr
+	hits, hp := q.holderHits(s, pr, np, e.rate, func(w *openloop.Worker) float64 {
+		ld := w.Solve(pper)
+		return pper / 1000 * (ld.Prefill.AloneMS + tr.meanMS) * float64(w.NeedSlots())
+	})
+	e.hit = hp
+	pw := s.worker(q, pr, hits)
+	pl := pw.Solve(pper)
+	e.loads = []openloop.Load{pl, dl}
+	switch {
+	case !pl.Stable:
+		e.limit = pl.Limit
+		return
+	case !dl.Stable:
+		e.limit = dl.Limit
+		return
+	case !tr.stable:
+		e.limit = limitLink
+		return
+	}
+	held := pper / 1000 * (pl.Prefill.AloneMS + tr.meanMS) * float64(pw.NeedSlots())
+	if held > float64(pr.slots) {
+		e.limit = openloop.LimitKV
+		return
+	}
+	// A prefill worker's load in the router's eyes is its prompt blocks,
+	// queued and in progress: it balances the prefill backlog, so the pool
+	// waits like one M/G/c queue (least work left is central FCFS).
+	e.prefill = openloop.Queue{RatePerS: e.rate, Servers: np, ServiceMS: pl.Prefill.PackedMS, ServiceCV2: pl.Prefill.PackedCV2}.Wait()
+	if !e.prefill.Stable {
+		e.limit = openloop.LimitPrefill
+		return
+	}
+	// A prompt that waits is picked up with the others waiting: only the
+	// share that finds every worker busy batches.
+	pl.Prefill.AloneMS, pl.Prefill.AloneP95MS = pw.BatchedPrefill(pper / 1000 * e.prefill.PWait)
+	e.loads[0] = pl
+	e.ttftParts = []part{
+		{"frontend", q.FrontendMS, q.FrontendMS},
+		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS},
+		{"prefill", pl.Prefill.AloneMS, pl.Prefill.AloneP95MS},
+		{"KV transfer", tr.meanMS, tr.p95MS},
+		{"wait for a decode seat", dl.Admission.MeanMS, dl.Admission.P95MS},
+		{"first decode step", dl.ITLMeanMS, dl.ITLP95MS},
+	}
+	e.itlMeanMS, e.itlP95MS = dl.ITLMeanMS, dl.ITLP95MS
+}
+
+// judge adds up TTFT and compares both figures with the SLO. The parts
+// are independent, so TTFT's 95th percentile is taken as the sum of their
+// means plus their excesses over the mean (p95 − mean) added in quadrature:
+// exact for normal parts, and between the largest part's excess and the
+// plain sum of p95s (which assumes every part at its 95th percentile at
+// once) otherwise.
+func (q *Query) judge(e *evaluation) {
+	if e.limit != "" {
+		e.ttftMeanMS, e.ttftP95MS, e.itlMeanMS, e.itlP95MS = math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+		e.worst = math.Inf(1)
+		return
+	}
+	e.ttftMeanMS = 0
+	sq := 0.0
+	for _, p := range e.ttftParts {
+		e.ttftMeanMS += p.meanMS
+		x := math.Max(0, p.p95MS-p.meanMS)
+		sq += x * x
+	}
+	e.ttftP95MS = e.ttftMeanMS + math.Sqrt(sq)
+	tr, ir := e.ttftP95MS/q.TTFTP95MS, e.itlP95MS/q.ITLP95MS
+	e.worst = math.Max(tr, ir)
+	e.ok = tr <= 1 && ir <= 1
+	switch {
+	case e.ok:
+	case ir > 1 && ir >= tr:
+		e.limit = openloop.LimitDecode
+	default:
+		e.limit = e.ttftCause()
+	}
+}
+
+// ttftCause names what makes TTFT long: the largest part beyond the
+// prefill itself decides between prefill compute, the link and KV slots.
+func (e *evaluation) ttftCause() string {
+	best, cause := -1.0, openloop.LimitPrefill
+	for _, p := range e.ttftParts {
+		c := ""
+		switch p.name {
+		case "prefill queue", "prefill":
+			c = openloop.LimitPrefill
+		case "KV transfer":
+			c = limitLink
+		case "wait for a batch seat", "wait for a decode seat":
+			c = openloop.LimitKV
+		case "iteration in flight", "first decode step":
+			c = openloop.LimitDecode
+		default:
+			continue
+		}
+		if p.p95MS > best {
+			best, cause = p.p95MS, c
+		}
+	}
+	return cause
+}

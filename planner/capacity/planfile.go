@@ -1,0 +1,117 @@
+package capacity
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+
+	"github.com/BurntSushi/toml"
+)
+
+// planFile is the subset of a kvplan plan file (package planfile) that a
+// search result fills, with keys in the order a reader expects them.
+type planFile struct {
+	Model    planModel           `toml:"model"`
+	Workload planWorkload        `toml:"workload"`
+	Pools    map[string]planPool `toml:"pools"`
+	Link     *planLink           `toml:"link,omitempty"`
+	Router   planRouter          `toml:"router"`
+	Runtime  planRuntime         `toml:"runtime"`
+	SLO      planSLO             `toml:"slo"`
+}
+
+type planModel struct {
+	Name        string `toml:"name"`
+	KVDtype     string `toml:"kv_dtype"`
+	WeightDtype string `toml:"weight_dtype,omitempty"`
+	TP          int    `toml:"tp"`
+}
+
+type planWorkload struct {
+	InputTokens  int     `toml:"input_tokens"`
+	OutputTokens int     `toml:"output_tokens"`
+	RequestRate  float64 `toml:"request_rate"`
+	Concurrency  int     `toml:"concurrency"`
+	Prefixes     int     `toml:"prefixes,omitempty"`
+	PrefixTokens int     `toml:"prefix_tokens,omitempty"`
+}
+
+type planPool struct {
+	Role                 string  `toml:"role"`
+	Workers              int     `toml:"workers"`
+	GPU                  string  `toml:"gpu"`
+	TP                   int     `toml:"tp"`
+	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
+	MaxModelLen          int     `toml:"max_model_len"`
+	MaxNumBatchedTokens  int     `toml:"max_num_batched_tokens"`
+	MaxNumSeqs           int     `toml:"max_num_seqs"`
+}
+
+type planLink struct {
+	Name string `toml:"name"`
+}
+
+type planRouter struct {
+	Mode     string `toml:"mode"`
+	KVEvents bool   `toml:"kv_events"`
+}
+
+type planRuntime struct {
+	Engine string `toml:"engine"`
+}
+
+type planSLO struct {
+	TTFTMS float64 `toml:"ttft_ms"`
+	ITLMS  float64 `toml:"itl_ms"`
+}
+
+// PlanFile writes c as a kvplan plan file: the model, the workload at the
+// candidate's rate (concurrency from Little's law: rate × mean request
+// time), its pools with the engine settings the search assumed, the link,
+// the router the search assumed (round-robin, or the KV router with events
+// when prompts share prefixes), the engine and the SLO (p95 targets, as
+// `kvplan plan` was asked). `kvplan check` reads it back.
+func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
+	if c == nil || c.shape == nil {
+		return nil, fmt.Errorf("no candidate to write")
+	}
+	s := c.shape
+	wd := ""
+	if s.weightDtype != q.Model.WeightDtype {
+		wd = s.weightDtype
+	}
+	inFlight := c.RatePerS * (c.TTFTMeanMS + float64(q.OutputTokens-1)*c.ITLMeanMS) / 1000
+	pf := planFile{
+		Model: planModel{Name: q.Model.Name, KVDtype: s.kvDtype, WeightDtype: wd, TP: s.roles[0].tp},
+		Workload: planWorkload{InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, RequestRate: c.RatePerS,
+			Concurrency: max(1, int(math.Ceil(inFlight))), Prefixes: q.Prefixes, PrefixTokens: q.PrefixTokens},
+		Pools:   map[string]planPool{},
+		Router:  planRouter{Mode: "round-robin", KVEvents: true},
+		Runtime: planRuntime{Engine: q.Engine.Name},
+		SLO:     planSLO{TTFTMS: q.TTFTP95MS, ITLMS: q.ITLP95MS},
+	}
+	if q.routerPolicy() == "kv-aware" {
+		pf.Router.Mode = "kv"
+	}
+	if s.link != nil {
+		pf.Link = &planLink{Name: s.link.Name}
+	}
+	for i, r := range s.roles {
+		name := "workers"
+		if s.mode == ModeDisaggregated {
+			name = r.name
+		}
+		pf.Pools[name] = planPool{Role: r.name, Workers: c.Pools[i].Workers, GPU: r.gpu.Name, TP: r.tp,
+			GPUMemoryUtilization: gpuMemoryUtilization, MaxModelLen: r.maxModelLen, MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs}
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Written by kvplan plan: the cheapest deployment of %s found for %.4g requests/s of %d tokens in and %d out\n",
+		q.Model.Name, c.RatePerS, q.InputTokens, q.OutputTokens)
+	fmt.Fprintf(&b, "# within TTFT p95 %g ms and ITL p95 %g ms: %s, %d GPUs.\n", q.TTFTP95MS, q.ITLP95MS, c.Describe(), c.GPUs)
+	fmt.Fprintf(&b, "# Predicted: TTFT p95 %.0f ms, ITL p95 %.1f ms, capacity %.4g requests/s (utilization %.0f%%). Check it with `kvplan check`.\n\n",
+		c.TTFTP95MS, c.ITLP95MS, c.RequestsPerSCapacity, c.Utilization*100)
+	if err := toml.NewEncoder(&b).Encode(pf); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,210 @@
+package capacity
+
+import (
+	"fmt"
+	"github.com/kvplan/kvplan/openloop"
+	"math"
+	"strings"
+
+	"github.com/kvplan/kvplan/catalog"
+)
+
+// Pricing modes.
+const (
+	PricingOnDemand = "on-demand"
+	PricingSpot     = "spot"
+)
+
+// Modes of a candidate.
+const (
+	ModeAggregated    = "aggregated"
+	ModeDisaggregated = "disaggregated"
+)
+
+// Query is what `kvplan plan` asks: the cheapest deployment of Model that
+// serves RatePerS requests of InputTokens in and OutputTokens out within
+// the SLOs, from the GPUs, links and dtypes offered. With RatePerS = 0 and
+// GPUs > 0 it asks instead for the highest rate GPUs GPUs sustain at the SLO.
+type Query struct {
+	Model        *catalog.Model
+	Engine       *catalog.Engine
+	InputTokens  int
+	OutputTokens int
+	RatePerS     float64 // requests per second; 0 = max-rate mode (GPUs)
+	GPUs         int     // max-rate mode: GPUs to fill
+
+	TTFTP95MS float64 // SLO on the 95th percentile of time to first token
+	ITLP95MS  float64 // SLO on the 95th percentile of inter-token latency
+
+	GPUOptions   []*catalog.GPU
+	Links        []*catalog.Link // between prefill and decode pools; none = aggregated only
+	WeightDtypes []string        // "" = the model's
+	KVDtypes     []string        // "" = the model's
+
+	CachedFraction float64 // share of every prompt found in the prefix cache
+	Prefixes       int     // distinct shared prefixes (instead of CachedFraction)
+	PrefixTokens   int     // tokens of each prefix, at the start of the prompt
+
+	MaxGPUs    int                // 0 = no bound
+	Pricing    string             // PricingOnDemand (default) or PricingSpot
+	Prices     map[string]float64 // GPU name → $/GPU-hour, over the catalog's
+	FrontendMS float64            // per-request frontend overhead in TTFT
+
+	// Timers builds the engine model of one worker. Required.
+	Timers TimerFactory
+	// SeparatePrefill: the engine runs prefill batches alone while decoding
+	// waits (SGLang's default); otherwise decodes and prefill chunks share
+	// iterations (vLLM, TensorRT-LLM).
+	SeparatePrefill bool
+}
+
+// StepTimer is the engine model's time of one iteration (openloop.StepTimer,
+// the contract of TEAM.md); *perf.Model implements it.
+type StepTimer = openloop.StepTimer
+
+// EngineSpec is one worker's engine model: what a TimerFactory is asked for.
+type EngineSpec struct {
+	Model       *catalog.Model
+	GPU         *catalog.GPU
+	Engine      string
+	TP          int
+	WeightDtype string
+	KVDtype     string
+}
+
+// TimerFactory builds the step-time model of a worker. note says how the
+// model was chosen when it is not an exact fit (a fallback efficiency); an
+// error rejects the combination (say, tp not dividing the heads).
+type TimerFactory func(EngineSpec) (timer StepTimer, note string, err error)
+
+// EngineModel is what the search takes from the engine model: workers'
+// step times, and how the engine schedules prefill.
+type EngineModel struct {
+	Timers TimerFactory
+	// SeparatePrefill reports whether an engine runs prefill batches alone
+	// while decoding waits (SGLang); nil = none does.
+	SeparatePrefill func(engine string) bool
+}
+
+// separate reports em's schedule for engine.
+func (em EngineModel) separate(engine string) bool {
+	return em.SeparatePrefill != nil && em.SeparatePrefill(engine)
+}
+
+// maxAbsurd bounds counts and rates the search accepts.
+const (
+	maxTokens  = 10_000_000
+	maxRate    = 1_000_000
+	maxGPUs    = 100_000
+	maxSLOMS   = 86_400_000
+	maxWorkers = 100_000
+)
+
+// Check validates q and fills its defaults.
+func (q *Query) Check() error {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	switch {
+	case q.Model == nil:
+		return fmt.Errorf("no model given")
+	case q.Engine == nil:
+		return fmt.Errorf("no engine given")
+	case q.Timers == nil:
+		return fmt.Errorf("no engine model given")
+	case q.InputTokens < 1 || q.InputTokens > maxTokens:
+		return fmt.Errorf("input tokens %d: must be between 1 and %d", q.InputTokens, maxTokens)
+	case q.OutputTokens < 1 || q.OutputTokens > maxTokens:
+		return fmt.Errorf("output tokens %d: must be between 1 and %d", q.OutputTokens, maxTokens)
+	case bad(q.RatePerS) || q.RatePerS < 0 || q.RatePerS > maxRate:
+		return fmt.Errorf("rate %g requests/s: must be above 0 and at most %d", q.RatePerS, maxRate)
+	case q.RatePerS == 0 && q.GPUs <= 0:
+		return fmt.Errorf("give a request rate (--rate), or a GPU count (--gpus) to find the highest rate it sustains")
+	case q.RatePerS > 0 && q.GPUs > 0:
+		return fmt.Errorf("give a request rate or a GPU count, not both")
+	case q.GPUs < 0 || q.GPUs > maxGPUs:
+		return fmt.Errorf("gpus %d: must be between 1 and %d", q.GPUs, maxGPUs)
+	case bad(q.TTFTP95MS) || q.TTFTP95MS <= 0 || q.TTFTP95MS > maxSLOMS:
+		return fmt.Errorf("TTFT p95 SLO %g ms: must be above 0 and at most a day", q.TTFTP95MS)
+	case bad(q.ITLP95MS) || q.ITLP95MS <= 0 || q.ITLP95MS > maxSLOMS:
+		return fmt.Errorf("ITL p95 SLO %g ms: must be above 0 and at most a day", q.ITLP95MS)
+	case len(q.GPUOptions) == 0:
+		return fmt.Errorf("no GPU offered")
+	case bad(q.CachedFraction) || q.CachedFraction < 0 || q.CachedFraction >= 1:
+		return fmt.Errorf("cached fraction %g: must be in [0, 1)", q.CachedFraction)
+	case q.CachedFraction > 0 && q.Prefixes > 0:
+		return fmt.Errorf("give a cached fraction or prefixes and prefix tokens, not both")
+	case q.Prefixes < 0 || q.PrefixTokens < 0 || (q.Prefixes > 0) != (q.PrefixTokens > 0):
+		return fmt.Errorf("prefixes %d and prefix tokens %d: give both, above 0", q.Prefixes, q.PrefixTokens)
+	case q.PrefixTokens >= q.InputTokens && q.Prefixes > 0:
+		return fmt.Errorf("prefix tokens %d: a prefix is part of the prompt, so it must be shorter than the %d input tokens", q.PrefixTokens, q.InputTokens)
+	case q.MaxGPUs < 0 || q.MaxGPUs > maxGPUs:
+		return fmt.Errorf("max gpus %d: must be between 1 and %d", q.MaxGPUs, maxGPUs)
+	case bad(q.FrontendMS) || q.FrontendMS < 0:
+		return fmt.Errorf("frontend overhead %g ms: must be >= 0", q.FrontendMS)
+	}
+	switch q.Pricing {
+	case "":
+		q.Pricing = PricingOnDemand
+	case PricingOnDemand, PricingSpot:
+	default:
+		return fmt.Errorf("pricing %q: want %s or %s", q.Pricing, PricingOnDemand, PricingSpot)
+	}
+	for name, usd := range q.Prices {
+		if bad(usd) || usd <= 0 || usd > 10_000 {
+			return fmt.Errorf("price of %s: $%g per GPU-hour must be above 0 and at most 10,000", name, usd)
+		}
+	}
+	if len(q.WeightDtypes) == 0 {
+		q.WeightDtypes = []string{""}
+	}
+	if len(q.KVDtypes) == 0 {
+		q.KVDtypes = []string{""}
+	}
+	for i, d := range q.WeightDtypes {
+		d = strings.ToLower(d)
+		if _, ok := catalog.DtypeBytes(d); d != "" && !ok {
+			return fmt.Errorf("weight dtype %q: want one of bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4", d)
+		}
+		q.WeightDtypes[i] = d
+	}
+	return nil
+}
+
+// price is the $/GPU-hour of g under q's pricing, and where it comes from;
+// ok is false when it is unknown.
+func (q *Query) price(g *catalog.GPU) (usd float64, source string, ok bool) {
+	if v, given := q.Prices[g.Name]; given {
+		return v, "--price " + g.Name, true
+	}
+	if q.Pricing == PricingSpot {
+		if g.USDPerHourSpot > 0 {
+			return g.USDPerHourSpot, "spot: " + g.PriceSource, true
+		}
+		return 0, "no spot price for " + g.Name + " in the catalog (--price " + g.Name + "=USD sets one)", false
+	}
+	if g.USDPerHour > 0 {
+		return g.USDPerHour, "on-demand: " + g.PriceSource, true
+	}
+	return 0, "no on-demand price for " + g.Name + " in the catalog (--price " + g.Name + "=USD sets one)", false
+}
+
+// hitCases turns the prefix settings into hit cases for a worker whose
+// prefix cache has freeSlots tokens, serving a 1/holders share of the
+// prefixes (KV-aware routing sends a prefix back to the worker that has it).
+func (q *Query) hitCases(freeSlots float64, holders int) []openloop.Hit {
+	switch {
+	case q.CachedFraction > 0:
+		c := min(q.InputTokens-1, int(math.Round(q.CachedFraction*float64(q.InputTokens))))
+		return []openloop.Hit{{Prob: 1, Cached: c}}
+	case q.Prefixes > 0:
+		ws := float64(q.Prefixes) * float64(q.PrefixTokens) / float64(max(1, holders))
+		// Uniform popularity under LRU (the independent reference model):
+		// the hit ratio is the share of the working set the cache holds.
+		p := math.Max(0, math.Min(1, freeSlots/ws))
+		c := min(q.InputTokens-1, q.PrefixTokens)
+		if p >= 1 {
+			return []openloop.Hit{{Prob: 1, Cached: c}}
+		}
+		return []openloop.Hit{{Prob: p, Cached: c}, {Prob: 1 - p}}
+	}
+	return nil
+}

@@ -1,0 +1,3 @@
+package capacity
+
+func SetSimPolicy(p string) { simPolicy = p }
