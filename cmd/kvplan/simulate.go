@@ -6,9 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
@@ -173,10 +171,10 @@ func runSimulate(c *cli.Context) error {
 			setup.RampMS = 0
 		}
 	}
-	bar := progress(c, total*len(policies), name)
-	if bar != nil {
-		cfg.Progress = func(done int) { _ = bar.Set(done) } // cumulative across policies
-		defer func() { _ = bar.Finish() }()
+	if bar := progress(c, total, policies); bar != nil {
+		n := len(policies)
+		cfg.Progress = func(done int) { bar.Set(int64(done / n)) } // sim counts across policies
+		defer bar.Finish()
 	}
 	results, err := sim.RunAll(open, cfg, policies)
 	if err != nil {
@@ -209,17 +207,20 @@ func simLoad(c *cli.Context) (conc int, rate float64, err error) {
 	return conc, rate, nil
 }
 
-// progress returns a bar on stderr when it is a terminal and the run is long.
-func progress(c *cli.Context, total int, what string) *progressbar.ProgressBar {
-	f, ok := c.App.ErrWriter.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || (total > 0 && total < progressAfter) {
+// progress returns a progress line on stderr, naming the policies and
+// counting the workload's requests, when stdout and stderr are terminals and
+// the run is long (total 0: a trace, its length unknown until read).
+func progress(c *cli.Context, total int, policies []string) *progressLine {
+	if total > 0 && total*len(policies) < progressAfter {
 		return nil
 	}
-	if total == 0 {
-		total = -1 // a trace: length unknown until read
+	bar := newProgress(c.App.Writer, c.App.ErrWriter, int64(total), "requests")
+	what := fmt.Sprintf("%d policies", len(policies))
+	if len(policies) == 1 {
+		what = policies[0]
 	}
-	return progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100_000_000))
+	bar.Phase(what, "replaying")
+	return bar
 }
 
 func simulateDoc(s simulateJSON) *report.Doc {
