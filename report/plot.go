@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Plot is a chart of one or more series of points: what an SVG shows, and
@@ -89,10 +90,11 @@ func WritePlotSVG(w io.Writer, p Plot) error {
 	if drawn == 0 {
 		return fmt.Errorf("plot %q: no point to draw", p.Title)
 	}
-	wt, err := pl.WriterTo(8*vg.Inch, 5*vg.Inch, "svg")
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
+	// The SVG canvas directly, not pl.WriterTo(…, "svg"): that looks the
+	// format up among the backends the root package registers (EPS, PNG,
+	// PDF, TeX as well), which a build with the "minimal" tag leaves out.
+	c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
+	pl.Draw(draw.New(c))
+	_, err := c.WriteTo(w)
 	return err
 }

@@ -14,7 +14,9 @@ import (
 // urfave/cli's man-page and markdown generator (its markdown package's init
 // ran on every start); osusergo makes os/user (imported by the shell
 // expander that reads manifests' command lines) pure Go, so the binary is
-// linked statically and skips the dynamic loader.
+// linked statically and skips the dynamic loader; minimal leaves out the
+// image formats gonum/plot registers beside SVG (report/plot.go writes SVG
+// through vgsvg itself).
 const releaseTags = releaseBuildTags
 
 // startupCommands are the one-shot commands timed against hello world:

@@ -28,7 +28,7 @@ type buildInfo struct {
 	Modified  bool   // the checkout had uncommitted changes
 	GoVersion string // go1.26.8
 	Platform  string // linux/amd64
-	Tags      string // build tags, e.g. urfave_cli_no_docs,osusergo
+	Tags      string // build tags, e.g. urfave_cli_no_docs,osusergo,minimal
 }
 
 func readBuildInfo() buildInfo {
@@ -94,4 +94,4 @@ func writeVersion(w io.Writer) {
 
 // releaseBuildTags are the tags of a release build (README: Install). They
 // change start-up time, not output.
-const releaseBuildTags = "urfave_cli_no_docs,osusergo"
+const releaseBuildTags = "urfave_cli_no_docs,osusergo,minimal"
