@@ -214,6 +214,7 @@ func setUsageErrorsIn(c *cli.Command, parent string) {
 			return action(ctx)
 		}
 	}
+	flagActionsOnSetFlags(c)
 }
 
 // unknownCommand is the action of the app and of a group: with no
