@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/kvplan/kvplan/internal/plotfonts"
 )
 
 // Plot is a chart of one or more series of points: what an SVG shows, and
@@ -45,6 +47,7 @@ var palette = []color.RGBA{
 
 // WritePlotSVG draws p as an SVG with gonum.org/v1/plot.
 func WritePlotSVG(w io.Writer, p Plot) error {
+	plotfonts.Load()
 	pl := plot.New()
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = p.XLabel

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,5 +51,34 @@ func TestWritePlotSVG(t *testing.T) {
 	}
 	if err := WritePlotSVG(io.Discard, Plot{Title: "nothing"}); err == nil {
 		t.Error("a plot with no point must be an error")
+	}
+}
+
+// TestWritePlotSVGGolden: the SVG of a plot is byte for byte what
+// gonum.org/v1/plot wrote when it parsed its fonts at start-up (the golden
+// was written before internal/plotfonts deferred that parse): glyph
+// advances, text extents and the font names all come from the same fonts.
+func TestWritePlotSVGGolden(t *testing.T) {
+	p := Plot{Title: "tokens per GPU against tokens per user", XLabel: "tokens/s per user", YLabel: "tokens/s per GPU", Series: []PlotSeries{
+		{Name: "aggregated", Points: []PlotPoint{{X: 10, Y: 300}, {X: 25, Y: 180}, {X: 40, Y: 100}}},
+		{Name: "disaggregated Pareto front", Line: true, Points: []PlotPoint{{X: 12, Y: 320}, {X: 30, Y: 210}, {X: 45, Y: 90}}},
+	}}
+	var got bytes.Buffer
+	if err := WritePlotSVG(&got, p); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "testdata", "plot", "golden.svg")
+	if updateGolden() {
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./report -update)", err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("the SVG differs from %s (go test ./report -run PlotSVGGolden -update, then review the diff)", path)
 	}
 }
