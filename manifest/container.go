@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 	"mvdan.cc/sh/v3/expand"
@@ -139,12 +140,12 @@ func (r *reader) readContainer(w *worker, c *yaml.Node) []word {
 	return argv
 }
 
-var k8sVar = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+var k8sVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`) }) // compiled on first use, not at start-up
 
 // scalarWord is one element of command or args, after Kubernetes' $(VAR)
 // expansion (a reference to an unknown variable stays as written).
 func (r *reader) scalarWord(w *worker, n *yaml.Node) word {
-	text := k8sVar.ReplaceAllStringFunc(n.Value, func(m string) string {
+	text := k8sVar().ReplaceAllStringFunc(n.Value, func(m string) string {
 		if v, ok := w.env[m[2:len(m)-1]]; ok && !v.fromRef {
 			return v.value
 		}
@@ -367,11 +368,11 @@ func engineImageVersion(image string) string {
 	default:
 		return ""
 	}
-	m := versionTag.FindStringSubmatch(tag)
+	m := versionTag().FindStringSubmatch(tag)
 	if m == nil {
 		return ""
 	}
 	return m[1]
 }
 
-var versionTag = regexp.MustCompile(`^v?([0-9]+\.[0-9]+(\.[0-9]+)?)`)
+var versionTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?([0-9]+\.[0-9]+(\.[0-9]+)?)`) }) // compiled on first use, not at start-up

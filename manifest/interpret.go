@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kvplan/kvplan/planfile"
 )
@@ -114,12 +115,12 @@ func (r *reader) kvConnector(w *worker) {
 	}
 }
 
-var numberRe = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+var numberRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`) }) // compiled on first use, not at start-up
 
 // parseGB reads a size in GB given as a bare number ("100", "0.5").
 func parseGB(s string) (float64, error) {
 	s = strings.TrimSpace(s)
-	if !numberRe.MatchString(s) {
+	if !numberRe().MatchString(s) {
 		return 0, fmt.Errorf("want a number of GB such as 100")
 	}
 	return strconv.ParseFloat(s, 64)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/internal/safetext"
@@ -223,9 +224,9 @@ var (
 	roles       = []string{RoleAggregated, RolePrefill, RoleDecode}
 	devices     = []string{BufferCPU, BufferGPU}
 	routerModes = []string{RouterKV, RouterRoundRobin, RouterRandom}
-	cudaRe      = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
-	driverRe    = regexp.MustCompile(`^[0-9]+(\.[0-9]+){0,2}$`)
-	tlsRe       = regexp.MustCompile(`^\^?[a-z][a-z0-9_]*$`)
+	cudaRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+$`) })        // compiled on first use, not at start-up
+	driverRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(\.[0-9]+){0,2}$`) }) // compiled on first use, not at start-up
+	tlsRe       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\^?[a-z][a-z0-9_]*$`) })    // compiled on first use, not at start-up
 )
 
 type checker struct {
@@ -478,16 +479,16 @@ func (p *Plan) validate() []*tomlpos.Error {
 
 	// [transport]
 	for i, t := range p.Transport.UCXTLS {
-		if !tlsRe.MatchString(t) {
+		if !tlsRe().MatchString(t) {
 			c.add("transport.ucx_tls", "entry %d %q is not a UCX transport name: want e.g. \"tcp\", \"cuda_ipc\", \"rc\" (one name per entry)", i+1, t)
 		}
 	}
 
 	// [runtime]
-	if rt := p.Runtime; rt.CUDA != "" && !cudaRe.MatchString(rt.CUDA) {
+	if rt := p.Runtime; rt.CUDA != "" && !cudaRe().MatchString(rt.CUDA) {
 		c.add("runtime.cuda", "%q is not a CUDA build: want major.minor, e.g. \"12.9\" or \"13.0\"", rt.CUDA)
 	}
-	if rt := p.Runtime; rt.Driver != "" && !driverRe.MatchString(rt.Driver) {
+	if rt := p.Runtime; rt.Driver != "" && !driverRe().MatchString(rt.Driver) {
 		c.add("runtime.driver", "%q is not a driver version: want e.g. \"570.133\"", rt.Driver)
 	}
 

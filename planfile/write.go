@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // FieldValue is one value of a plan under its dotted plan-file key.
@@ -55,11 +56,11 @@ func (p *Plan) Values(include func(field string) bool) []FieldValue {
 	return out
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var bareKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) }) // compiled on first use, not at start-up
 
 // tomlKey quotes a key that is not a bare TOML key.
 func tomlKey(k string) string {
-	if bareKey.MatchString(k) {
+	if bareKey().MatchString(k) {
 		return k
 	}
 	return strconv.Quote(k)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kvplan/kvplan/catalog"
 )
@@ -644,8 +645,10 @@ func (imp *importer) headGeometry() error {
 }
 
 var (
-	hfIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]*$`)
+	hfIDPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	}) // compiled on first use, not at start-up
+	namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._+-]*$`) }) // compiled on first use, not at start-up
 )
 
 // name sets the entry's name, hf_id and aliases: from the name given, else
@@ -656,7 +659,7 @@ func (imp *importer) name(m *catalog.Model, given string) error {
 	hfID, base := "", ""
 	nop, _ := imp.c.top["_name_or_path"].(string)
 	switch {
-	case hfIDPattern.MatchString(nop):
+	case hfIDPattern().MatchString(nop):
 		hfID = nop
 	default:
 		hfID, base = idFromPath(imp.c.file)
@@ -669,7 +672,7 @@ func (imp *importer) name(m *catalog.Model, given string) error {
 	}
 	given = strings.TrimSpace(given)
 	if given != "" {
-		if hfIDPattern.MatchString(given) {
+		if hfIDPattern().MatchString(given) {
 			hfID = given
 			base = given[strings.Index(given, "/")+1:]
 		} else {
@@ -680,7 +683,7 @@ func (imp *importer) name(m *catalog.Model, given string) error {
 	if name == "" {
 		return &ImportError{File: imp.c.file, Field: "name", Msg: "cannot derive a model name from the file name or _name_or_path; pass --name"}
 	}
-	if !namePattern.MatchString(name) {
+	if !namePattern().MatchString(name) {
 		return &ImportError{File: imp.c.file, Field: "name", Msg: fmt.Sprintf("%q is not a usable catalog name; use lower-case letters, digits, '.', '-', '_' and '+' (pass --name)", name)}
 	}
 	m.Name, m.HFID = name, hfID
