@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -176,6 +177,11 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
+// commandHelpTemplate is the help of a command: urfave/cli's with the exit
+// codes. One string for all commands: built per command, it was 45 KB of
+// every start.
+var commandHelpTemplate = sync.OnceValue(func() string { return cli.CommandHelpTemplate + "\n" + exitCodesHelp + "\n" })
+
 // setUsageErrors makes flag errors of every subcommand one line, exit 2,
 // with a did-you-mean for a mistyped flag; gives groups (kvplan rules) a
 // help that lists their commands with examples and an error for an
@@ -201,7 +207,7 @@ func setUsageErrorsIn(c *cli.Command, parent string) {
 		return
 	}
 	if c.CustomHelpTemplate == "" {
-		c.CustomHelpTemplate = cli.CommandHelpTemplate + "\n" + exitCodesHelp + "\n"
+		c.CustomHelpTemplate = commandHelpTemplate()
 	}
 	if action := c.Action; action != nil && c.ArgsUsage == "" && len(c.Subcommands) == 0 {
 		// A command that takes no arguments refuses them: `kvplan kv --model m 8000`

@@ -32,7 +32,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
-		for _, n := range f.Names() {
+		for _, n := range flagNames(f) {
 			takesValue[n] = !isBool
 		}
 	}
@@ -69,4 +69,31 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 		}
 	}
 	return nil
+}
+
+// flagNames returns f's name and aliases. urfave/cli's Names() runs a regexp
+// on each (it cuts a v1-style "name, alias" string), and kvplan asks for a
+// command's names three times before urfave/cli parses them twice more;
+// kvplan's names have no comma or space, so the fields serve as they are
+// (TestFlagNames compares the two on every flag of every command).
+func flagNames(f cli.Flag) []string {
+	var name string
+	var aliases []string
+	switch f := f.(type) {
+	case *cli.BoolFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.StringFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.IntFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.Float64Flag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.StringSliceFlag:
+		name, aliases = f.Name, f.Aliases
+	case *cli.Uint64Flag:
+		name, aliases = f.Name, f.Aliases
+	default:
+		return f.Names()
+	}
+	return append([]string{name}, aliases...)
 }

@@ -51,7 +51,7 @@ func setFlags(ctx *cli.Context, flags []cli.Flag) []cli.Flag {
 	}
 	var out []cli.Flag
 	for _, f := range flags {
-		for _, n := range f.Names() {
+		for _, n := range flagNames(f) {
 			if given[n] {
 				out = append(out, f)
 				break

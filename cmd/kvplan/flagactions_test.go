@@ -69,3 +69,26 @@ func TestFlagActionsOnSetFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagNames: flagNames, which skips urfave/cli's regexp, gives what
+// Names() gives for every flag of every command.
+func TestFlagNames(t *testing.T) {
+	app := newApp(io.Discard, io.Discard)
+	n := 0
+	var walk func(path string, cmds []*cli.Command)
+	walk = func(path string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			for _, f := range c.Flags {
+				n++
+				if got, want := flagNames(f), f.Names(); !slices.Equal(got, want) {
+					t.Errorf("%s %s: flagNames %q, Names() %q", path, c.Name, got, want)
+				}
+			}
+			walk(path+" "+c.Name, c.Subcommands)
+		}
+	}
+	walk("kvplan", app.Commands)
+	if n < 100 {
+		t.Errorf("only %d flags walked", n)
+	}
+}

@@ -48,7 +48,7 @@ func numberFlags(app *cli.App, args []string) ([]string, error) {
 		default:
 			continue
 		}
-		for _, n := range f.Names() {
+		for _, n := range flagNames(f) {
 			kinds[n] = kind
 		}
 	}
