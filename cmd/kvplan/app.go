@@ -52,7 +52,7 @@ func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) 
 			code = ExitInternal
 		}
 	}()
-	app := newApp(stdout, stderr)
+	app := newAppFor(stdout, stderr, onlyCommand(args))
 	app.Reader = stdin
 	var err error
 	if n := len(args); n == 0 || args[n-1] != completionFlag {
@@ -105,10 +105,76 @@ func oneLine(s string) string {
 	return safetext.Line(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " "))
 }
 
+// commands are kvplan's top-level commands, in the order help lists them,
+// each under its name so that a run can build only the one it runs
+// (TestCommandsTable: each name is its command's).
+var commands = []struct {
+	name     string
+	build    func() *cli.Command
+	needsAll bool // its run reads every command (completion fish writes them all)
+}{
+	{name: "kv", build: kvCommand},
+	{name: "disagg", build: disaggCommand},
+	{name: "memory", build: memoryCommand},
+	{name: "perf", build: perfCommand},
+	{name: "check", build: checkCommand},
+	{name: "manifest", build: manifestCommand},
+	{name: "rules", build: rulesCommand},
+	{name: "route", build: routeCommand},
+	{name: "simulate", build: simulateCommand},
+	{name: "plan", build: planCommand},
+	{name: "models", build: func() *cli.Command {
+		return catalogCommand("models", "model architectures", listModels, showModel, importCommand())
+	}},
+	{name: "links", build: func() *cli.Command {
+		return catalogCommand("links", "links between prefill and decode workers", listLinks, showLink, nil)
+	}},
+	{name: "gpus", build: func() *cli.Command { return catalogCommand("gpus", "GPUs", listGPUs, showGPU, nil) }},
+	{name: "engines", build: enginesCommand},
+	{name: "completion", build: completionCommand, needsAll: true},
+}
+
+// buildCommands builds the top-level commands: all of them, or with only
+// set, that one and a stub of each other.
+func buildCommands(only string) []*cli.Command {
+	out := make([]*cli.Command, len(commands))
+	for i, c := range commands {
+		if only == "" || c.name == only {
+			out[i] = c.build()
+		} else {
+			out[i] = &cli.Command{Name: c.name}
+		}
+	}
+	return out
+}
+
+// onlyCommand names the top-level command args run when it is their first
+// word (kvplan disagg ...), for newAppFor; "" when a run may need every
+// command: help, completion, a flag or an unknown word first.
+func onlyCommand(args []string) string {
+	if len(args) < 2 || args[len(args)-1] == completionFlag {
+		return ""
+	}
+	for _, c := range commands {
+		if c.name == args[1] && !c.needsAll {
+			return c.name
+		}
+	}
+	return ""
+}
+
 // completionFlag is urfave/cli's shell-completion request, the last word.
 const completionFlag = "--generate-bash-completion"
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+func newApp(stdout, stderr io.Writer) *cli.App { return newAppFor(stdout, stderr, "") }
+
+// newAppFor is newApp with only one top-level command built in full when
+// only names one: the others are stubs with their names, which is all a
+// run of that command needs of them (urfave/cli routes by name). Building
+// every command's flags, usage and help was a tenth of a one-shot command's
+// time from main to exit. "" builds them all (help, completion, an unknown
+// command's did-you-mean).
+func newAppFor(stdout, stderr io.Writer, only string) *cli.App {
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help"}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print kvplan's version, commit and Go version"}
 	cli.VersionPrinter = func(c *cli.Context) { writeVersion(c.App.Writer) }
@@ -140,25 +206,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
    kvplan --version; shell completion: kvplan completion bash|zsh|fish.
 
 ` + exitCodesHelp,
-		Writer:    stdout,
-		ErrWriter: stderr,
-		Commands: []*cli.Command{
-			kvCommand(),
-			disaggCommand(),
-			memoryCommand(),
-			perfCommand(),
-			checkCommand(),
-			manifestCommand(),
-			rulesCommand(),
-			routeCommand(),
-			simulateCommand(),
-			planCommand(),
-			catalogCommand("models", "model architectures", listModels, showModel, importCommand()),
-			catalogCommand("links", "links between prefill and decode workers", listLinks, showLink, nil),
-			catalogCommand("gpus", "GPUs", listGPUs, showGPU, nil),
-			enginesCommand(),
-			completionCommand(),
-		},
+		Writer:                stdout,
+		ErrWriter:             stderr,
+		Commands:              buildCommands(only),
 		CustomAppHelpTemplate: appHelpTemplate,
 		ExitErrHandler:        func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

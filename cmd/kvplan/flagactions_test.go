@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"slices"
@@ -90,5 +91,46 @@ func TestFlagNames(t *testing.T) {
 	walk("kvplan", app.Commands)
 	if n < 100 {
 		t.Errorf("only %d flags walked", n)
+	}
+}
+
+// TestCommandsTable: each entry of the commands table builds the command it
+// is named for, and a run that builds only that command (newAppFor) prints
+// the same help for it as the whole app does.
+func TestCommandsTable(t *testing.T) {
+	full := newApp(io.Discard, io.Discard)
+	if len(full.Commands) != len(commands) {
+		t.Fatalf("%d commands built, %d in the table", len(full.Commands), len(commands))
+	}
+	for i, c := range commands {
+		got := full.Commands[i]
+		if got.Name != c.name || len(got.Aliases) > 0 {
+			t.Errorf("entry %q builds %q (aliases %q): onlyCommand finds a command by its first word, so the table needs its name and no alias", c.name, got.Name, got.Aliases)
+		}
+		if c.needsAll {
+			if onlyCommand([]string{"kvplan", c.name}) != "" {
+				t.Errorf("%s needs every command, yet onlyCommand picks it alone", c.name)
+			}
+			continue
+		}
+		if o := onlyCommand([]string{"kvplan", c.name, "--help"}); o != c.name {
+			t.Errorf("onlyCommand(kvplan %s --help) = %q", c.name, o)
+		}
+		var all, one bytes.Buffer
+		if code := run([]string{"kvplan", c.name, "--help"}, &one, io.Discard); code != ExitOK {
+			t.Errorf("kvplan %s --help: exit %d", c.name, code)
+		}
+		app := newApp(&all, io.Discard)
+		if err := app.Run([]string{"kvplan", c.name, "--help"}); err != nil {
+			t.Fatal(err)
+		}
+		if one.String() != all.String() || one.Len() == 0 {
+			t.Errorf("kvplan %s --help differs when only it is built:\n%s\nwant:\n%s", c.name, one.String(), all.String())
+		}
+	}
+	for _, args := range [][]string{{"kvplan"}, {"kvplan", "--help"}, {"kvplan", "-h", "disagg"}, {"kvplan", "disagg", completionFlag}, {"kvplan", "nope"}} {
+		if o := onlyCommand(args); o != "" {
+			t.Errorf("onlyCommand(%q) = %q, want every command built", args, o)
+		}
 	}
 }
