@@ -47,7 +47,9 @@ type fileData struct {
 // Load returns the embedded catalog with each user directory merged over it,
 // in order. The embedded entries come from embedded_gen.go, Go code
 // generated from data/*.toml by `go generate ./catalog`, so that a run does
-// not parse TOML; a test fails when that file is stale.
+// not parse TOML; a test fails when that file is stale. The entries are
+// shared by every Load (the slices are the caller's own): copy an entry
+// before changing it.
 func Load(userDirs ...string) (*Catalog, error) {
 	c, err := embeddedCatalog()
 	if err != nil {

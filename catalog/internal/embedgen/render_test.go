@@ -43,12 +43,12 @@ func TestRenderLiterals(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Aliases: []string{},", // empty, not nil: DeepEqual tells them apart
-		"MLA: &MLA{\n\t\t\t\t\tKVLoraRank: 512,",
+		"MLA: &MLA{\n\t\t\t\tKVLoraRank: 512,",
 		"Layout: []LayerGroup{\n",
 		"EffectiveBytesPerS: 1.25e+08,",
 		"LatencyMS:          0.2,",
 		"Shared:             true,",
-		"\"a\": \"1\",\n\t\t\t\t\t\"b\": \"2\",", // sorted keys
+		"\"a\": \"1\",\n\t\t\t\t\"b\": \"2\",", // sorted keys
 	} {
 		if !bytes.Contains(got, []byte(want)) {
 			t.Errorf("generated code lacks %q:\n%s", want, got)
