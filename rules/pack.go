@@ -200,12 +200,10 @@ func valuePos(lines []string, line int) exprPos {
 	return exprPos{line: line, col: start + 2}
 }
 
-// DefaultPack returns the embedded default pack, freshly parsed.
+// DefaultPack returns the embedded default pack, fresh: default.toml as
+// ParsePack reads it, compiled in by go generate (default_gen.go).
 func DefaultPack() *Pack {
-	p, err := ParsePack(DefaultFile, defaultTOML)
-	if err != nil {
-		panic("rules: embedded default pack: " + err.Error())
-	}
+	p := defaultPackParsed()
 	for _, r := range p.Rules {
 		r.embedded = true
 	}
