@@ -9,7 +9,7 @@ import (
 
 type pos struct{ line, col int }
 
-type withDuration struct{ D time.Duration }
+type withDurations struct{ D []time.Duration }
 
 type entry struct {
 	Name  string
@@ -39,7 +39,7 @@ func TestWrite(t *testing.T) {
 		t.Errorf("zero fields written:\n%s", got)
 	}
 	b.Reset()
-	if err := Write(&b, withDuration{time.Second}, "github.com/kvplan/kvplan/internal/golit"); err == nil {
-		t.Error("a time.Duration field was written; want an error (the file imports nothing)")
+	if err := Write(&b, withDurations{[]time.Duration{time.Second}}, "github.com/kvplan/kvplan/internal/golit"); err == nil {
+		t.Error("a []time.Duration was written; want an error (its type needs an import)")
 	}
 }
