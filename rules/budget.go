@@ -197,25 +197,25 @@ func budgetOptions() []expr.Option {
 // (bytes(pool.no_such_field) compiles), so the tree is checked first as
 // written, for the errors, then rewritten and checked again, for the types
 // of the nodes the rewrite added.
-func compileBudgeted(src string, opts []expr.Option) (*vm.Program, error) {
-	config := conf.CreateNew()
-	for _, op := range opts {
-		op(config)
-	}
-	for name := range config.Disabled {
-		delete(config.Builtins, name)
-	}
+//
+// base is built once (exprConfig); each compile works on a copy of it.
+// The copies share base's tables, which expr only reads, and its cache of
+// type descriptions, which it fills as it checks: compiles take compileMu.
+func compileBudgeted(src string, base *conf.Config) (*vm.Program, error) {
+	compileMu.Lock()
+	defer compileMu.Unlock()
+	config := *base
 	config.Check()
-	tree, err := checker.ParseCheck(src, config)
+	tree, err := checker.ParseCheck(src, &config)
 	if err != nil {
 		return nil, err
 	}
 	ast.Walk(&tree.Node, &budgetPatcher{})
-	if _, err := checker.Check(tree, config); err != nil {
+	if _, err := checker.Check(tree, &config); err != nil {
 		return nil, fmt.Errorf("internal error: the budget rewrite of %q does not type-check: %w", src, err)
 	}
 	if config.Optimize {
-		if err := optimizer.Optimize(&tree.Node, config); err != nil {
+		if err := optimizer.Optimize(&tree.Node, &config); err != nil {
 			var fe *file.Error
 			if errors.As(err, &fe) {
 				return nil, fe.Bind(tree.Source)
@@ -223,7 +223,25 @@ func compileBudgeted(src string, opts []expr.Option) (*vm.Program, error) {
 			return nil, err
 		}
 	}
-	return compiler.Compile(tree, config)
+	return compiler.Compile(tree, &config)
+}
+
+// compileMu serialises the compiles that share an exprConfig.
+var compileMu sync.Mutex
+
+// exprConfig builds the expr configuration that opts describe, as
+// expr.Compile does for each call: the builtins table less the disabled
+// ones, the functions, and the type description of the environment.
+// Building it was a quarter of compiling a rule's expression.
+func exprConfig(opts []expr.Option) *conf.Config {
+	config := conf.CreateNew()
+	for _, op := range opts {
+		op(config)
+	}
+	for name := range config.Disabled {
+		delete(config.Builtins, name)
+	}
+	return config
 }
 
 // budgetPatcher rewrites a rule's tree as Budget describes. Each compile

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
@@ -228,21 +229,22 @@ func baseOptions() []expr.Option {
 	return append(opts, helperOptions()...)
 }
 
-// boolOptions and anyOptions are built on first use (a rule pack load),
-// not at start-up: commands that evaluate no rule do not pay for them.
+// boolConfig (when, deny_when) and anyConfig (template placeholders) are
+// built on first use (a rule pack load), not at start-up: commands that
+// evaluate no rule do not pay for them.
 var (
-	boolOptions = sync.OnceValue(func() []expr.Option { return append(baseOptions(), expr.AsBool()) })
-	anyOptions  = sync.OnceValue(baseOptions)
+	boolConfig = sync.OnceValue(func() *conf.Config { return exprConfig(append(baseOptions(), expr.AsBool())) })
+	anyConfig  = sync.OnceValue(func() *conf.Config { return exprConfig(baseOptions()) })
 )
 
 func (r *Rule) compile() error {
 	var errs []error
 	var err error
-	if r.when, err = r.compileExpr("when", r.When, r.whenPos, boolOptions()); err != nil {
+	if r.when, err = r.compileExpr("when", r.When, r.whenPos, boolConfig()); err != nil {
 		errs = append(errs, err)
 	}
 	if strings.TrimSpace(r.DenyWhen) != "" {
-		if r.denyWhen, err = r.compileExpr("deny_when", r.DenyWhen, r.denyWhenPos, boolOptions()); err != nil {
+		if r.denyWhen, err = r.compileExpr("deny_when", r.DenyWhen, r.denyWhenPos, boolConfig()); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -275,8 +277,8 @@ func lazyRegexp(pattern string) func() *regexp.Regexp {
 
 // compileExpr compiles src; base locates src in its file (offset adds to the
 // expression's own line 1, column 1, for placeholders inside templates).
-func (r *Rule) compileExpr(field, src string, pos exprPos, opts []expr.Option) (*vm.Program, error) {
-	prog, err := compileBudgeted(src, opts)
+func (r *Rule) compileExpr(field, src string, pos exprPos, config *conf.Config) (*vm.Program, error) {
+	prog, err := compileBudgeted(src, config)
 	if err == nil {
 		return prog, nil
 	}

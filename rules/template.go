@@ -77,7 +77,7 @@ func (r *Rule) compileTemplate(field, src string, pos exprPos) (template, error)
 				text.Reset()
 			}
 			line, col := offsetPos(src, i+2, pos)
-			prog, err := r.compileExpr(field, src[i+2:end], exprPos{line: line, col: col}, anyOptions())
+			prog, err := r.compileExpr(field, src[i+2:end], exprPos{line: line, col: col}, anyConfig())
 			if err != nil {
 				var ce *CompileError
 				if errors.As(err, &ce) && ce.Msg != "" {
