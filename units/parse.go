@@ -114,11 +114,24 @@ func ParseRate(s string) (float64, error) {
 	return ratToFloat(n.Mul(n, mult), "rate", t)
 }
 
-// durationUnits are the units ParseMS accepts, in milliseconds.
-var durationUnits = map[string]*big.Rat{
-	"ns": big.NewRat(1, 1_000_000), "us": big.NewRat(1, 1000), "µs": big.NewRat(1, 1000), "μs": big.NewRat(1, 1000),
-	"ms": big.NewRat(1, 1), "s": big.NewRat(1000, 1), "sec": big.NewRat(1000, 1),
-	"m": big.NewRat(60_000, 1), "min": big.NewRat(60_000, 1), "h": big.NewRat(3_600_000, 1),
+// durationUnit returns a unit ParseMS accepts, in milliseconds (a switch,
+// not a map of *big.Rat built at every start).
+func durationUnit(unit string) (*big.Rat, bool) {
+	switch unit {
+	case "ns":
+		return big.NewRat(1, 1_000_000), true
+	case "us", "µs", "μs":
+		return big.NewRat(1, 1000), true
+	case "ms":
+		return big.NewRat(1, 1), true
+	case "s", "sec":
+		return big.NewRat(1000, 1), true
+	case "m", "min":
+		return big.NewRat(60_000, 1), true
+	case "h":
+		return big.NewRat(3_600_000, 1), true
+	}
+	return nil, false
 }
 
 // ParseMS parses a duration and returns milliseconds: "0.5ms", "20us",
@@ -134,7 +147,7 @@ func ParseMS(s string) (float64, error) {
 	if unit == "" {
 		return ratToFloat(n, "duration", t)
 	}
-	if k, ok := durationUnits[unit]; ok {
+	if k, ok := durationUnit(unit); ok {
 		return ratToFloat(n.Mul(n, k), "duration", t)
 	}
 	if d, err := time.ParseDuration(t); err == nil && d >= 0 {
