@@ -28,16 +28,34 @@ package sim
 // arrived held the fewest blocks, because its requests had not decoded yet,
 // so the next arrival joined its prefill queue.
 
-// activeAdd records a request routed to w: its full prompt blocks ids and
-// the prefill tokens the router charges it. track keeps the deduplicated
-// block count (the kv-aware family's cost needs it; least-loaded does not).
+// activeAdd records a request routed to w: its full prompt blocks ids
+// (kept by the caller until activeFree) and the prefill tokens the router
+// charges it. track keeps the deduplicated block count (the kv-aware
+// family's cost needs it; least-loaded does not). While a worker has one
+// request in flight its blocks are that request's own (w.sole); the table
+// of references is filled only when a second one joins, so a sequential
+// load pays nothing for it.
 func (w *worker) activeAdd(ids []uint64, prefillTokens int, track bool) {
-	w.inFlight++
 	w.requests++
 	w.prefill += prefillTokens
+	w.inFlight++
 	if !track {
 		return
 	}
+	switch {
+	case w.inFlight == 1:
+		w.solo, w.sole, w.blocks = true, ids, len(ids)
+		return
+	case w.solo:
+		w.solo, w.blocks = false, 0
+		w.hold(w.sole)
+		w.sole = nil
+	}
+	w.hold(ids)
+}
+
+// hold adds one reference to each of ids in the table.
+func (w *worker) hold(ids []uint64) {
 	for _, id := range ids {
 		at, ok := w.refs.find(id)
 		if ok {
@@ -64,6 +82,10 @@ func (w *worker) activeFree(ids []uint64, track bool) {
 	if !track {
 		return
 	}
+	if w.solo {
+		w.solo, w.sole, w.blocks = false, nil, 0
+		return
+	}
 	for _, id := range ids {
 		at, ok := w.refs.find(id)
 		if !ok {
@@ -82,8 +104,16 @@ func (w *worker) activeFree(ids []uint64, track bool) {
 // already: the blocks a request would add to its active blocks
 // (ActiveSequences::new_blocks, which counts every block not held). Block
 // ids are chained (an id stands for its whole prefix), so the held blocks of
-// a request are a leading run and the count stops at the first miss.
+// a request are a leading run and the count stops at the first miss; with
+// one request in flight, they are the run it shares with that request.
 func (w *worker) newBlocks(ids []uint64) int {
+	if w.solo {
+		n := 0
+		for n < len(ids) && n < len(w.sole) && ids[n] == w.sole[n] {
+			n++
+		}
+		return len(ids) - n
+	}
 	for i, id := range ids {
 		if !w.refs.has(id) {
 			return len(ids) - i

@@ -9,6 +9,10 @@ type worker struct {
 	prefill  int   // prompt tokens of routed requests before their first token (Dynamo's active_prefill_tokens)
 	blocks   int   // distinct full prompt blocks of the requests in flight (Dynamo's active blocks)
 	refs     table // block id → requests in flight here holding it; kept for the kv-aware family only
+	// solo: one request is in flight and its blocks (sole) are the active
+	// ones; refs is empty (active.go).
+	solo bool
+	sole []uint64
 }
 
 // flight is a running request of the cache-only simulation.
@@ -118,7 +122,7 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 			f.atMS, f.charge, f.prefilling = prefillEnd, int32(s.router.charge(q.in, w)), true
 		}
 	}
-	wk.activeAdd(ids, int(f.charge), s.router.track)
+	wk.activeAdd(f.ids, int(f.charge), s.router.track)
 	s.heap.push(fi, s.flights)
 
 	s.res.count(q, overlap, bs)
