@@ -27,8 +27,8 @@ func simFlags() []cli.Flag {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the random policy and the synthetic shuffle"},
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "closed loop: this many clients, each sending its next request when the last ends (default: 1 for synthetic workloads, the trace's timestamps for traces)"},
 		&cli.Float64Flag{Name: "rate", Usage: "open loop: Poisson arrivals at this many requests/s (seeded with --seed), instead of the trace's timestamps"},
-		&cli.Float64Flag{Name: "prefill-load-scale", Value: 1, Usage: "kv-aware cost: weight of new prefill blocks (Dynamo default 1)"},
-		&cli.Float64Flag{Name: "overlap-credit", Value: 1, Usage: "kv-aware cost: blocks credited to an overlap (Dynamo default 1)"},
+		&cli.Float64Flag{Name: "prefill-load-scale", Value: 1, Usage: "kv-aware cost: weight of the prefill term, Dynamo's prefill_load_scale (default 1)"},
+		&cli.Float64Flag{Name: "overlap-credit", Value: 1, Usage: "kv-aware cost: prefill blocks each cached block takes off, Dynamo's overlap_score_credit (default 1)"},
 	}
 }
 
@@ -42,8 +42,10 @@ func simulateCommand() *cli.Command {
    kvplan simulate --model qwen3-0.6b --gpu rtx4090 --synthetic 40x3000x1 --concurrency 4 --prefill-workers 1 --decode-workers 1 --link 1gbe --output-tokens 64`,
 		Description: `Each worker caches KV blocks (chained hashes, LRU over blocks no running
 request pins; filled output blocks stay cached, as vLLM keeps them). Policies:
-round-robin, random (seeded), least-loaded, kv-aware (Dynamo's cost:
-prefill_load_scale × max(new blocks − overlap_credit, 0) + active blocks),
+round-robin, random (seeded), least-loaded (Dynamo's: fewest requests in
+flight), kv-aware (Dynamo's cost: prefill_load_scale × max(0, (prefill tokens
+booked + prompt) / block − overlap_credit × overlap) + active blocks + new
+blocks, from the router's own account of what it sent where),
 kv-aware-no-events (no KV events: every overlap 0) and kv-aware-approx (the
 router remembers where it sent prefixes). A request is a repeat when its first
 block was seen before, and a hit when at least half of its previously seen
