@@ -100,6 +100,19 @@ func (w *worker) activeFree(ids []uint64, track bool) {
 	}
 }
 
+// decodeAdd and decodeFree keep a decode worker's account: the requests
+// sent there and their prompt blocks, each request's counted on its own.
+func (w *worker) decodeAdd(blocks int) {
+	w.inFlight++
+	w.requests++
+	w.blocks += blocks
+}
+
+func (w *worker) decodeFree(blocks int) {
+	w.inFlight--
+	w.blocks -= blocks
+}
+
 // newBlocks is how many of ids the worker's in-flight requests do not hold
 // already: the blocks a request would add to its active blocks
 // (ActiveSequences::new_blocks, which counts every block not held). Block

@@ -725,7 +725,7 @@ func (s *timedSim) sample(sq *seq, now float64) {
 	sq.gen++
 	if sq.gen == 1 && !(s.seqEngine(sq).role == rolePrefill) {
 		sq.firstMS = now
-		if sq.charge > 0 { // aggregated: a decode worker's request was handed off
+		if sq.charge > 0 { // aggregated; a prefill worker's charge ends at handOff
 			s.workers[sq.routed].activePrefillDone(sq.charge)
 			sq.charge = 0
 		}
@@ -763,8 +763,7 @@ func (s *timedSim) handOff(p *engine, si int32) {
 	sq.gen = 0 // the decode worker samples the first token again
 	sq.kv = 0
 	sq.waitFromMS = s.nowMS
-	de.rt.activeAdd(nil, 0, false)
-	de.rt.blocks += len(sq.ids)
+	de.rt.decodeAdd(len(sq.ids))
 	de.waiting.pushBack(si)
 	s.kick(de)
 }
@@ -795,8 +794,7 @@ func (s *timedSim) finish(e *engine, si int32) {
 	s.release(e, sq.pins, sq.scratch, sq.kv)
 	sq.pins, sq.scratch = sq.pins[:0], 0
 	if e.role == roleDecode {
-		e.rt.inFlight--
-		e.rt.blocks -= len(sq.ids)
+		e.rt.decodeFree(len(sq.ids))
 	} else {
 		s.workers[sq.routed].activeFree(sq.ids, s.router.track)
 	}
