@@ -738,11 +738,12 @@ func (s *timedSim) seqEngine(sq *seq) *engine { return s.engines[sq.engine] }
 // worker, where it waits for blocks for its KV. The prefill request ends
 // for the router here (Dynamo's prefill router frees it when the prefill
 // worker answers, before the KV moves). The decode worker is the one with
-// the fewest active blocks by the router's account, each request's prompt
-// counted on its own: Dynamo's decode routing, whose cost keeps only
-// potential_decode_blocks (no overlap credit, no prefill term, no
-// deduplication for a disaggregated decode pool), whatever policy routes
-// the prefill.
+// the fewest active blocks by the router's account: Dynamo's decode
+// routing, whose cost keeps potential_decode_blocks alone (its decode
+// router forces the overlap credit to 0 and tracks no prefill tokens;
+// selector/default.rs), whatever policy routes the prefill. Each request's
+// prompt counts on its own, as the simulated decode worker holds it (it
+// caches no prefixes).
 func (s *timedSim) handOff(p *engine, si int32) {
 	sq := &s.seqs[si]
 	sq.ppins, sq.pins = sq.pins, sq.ppins[:0]
