@@ -94,7 +94,7 @@ func runSimulate(c *cli.Context) error {
 	if _, err := outputFormat(c); err != nil {
 		return err
 	}
-	blockSize, err := positive(c, "block-size", true)
+	blockSize, err := intInOrZero(c, "block-size", blockSizeRange)
 	if err != nil {
 		return err
 	}
@@ -109,12 +109,15 @@ func runSimulate(c *cli.Context) error {
 		if blockSize == 0 {
 			blockSize = 16
 		}
-		tail, err := positive(c, "tail-tokens", true)
+		tail, err := intIn(c, "tail-tokens", extraTokensRange)
 		if err != nil {
 			return err
 		}
-		out, err := positive(c, "output-tokens", true)
+		out, err := intIn(c, flagOutputTokens, outputTokensRange)
 		if err != nil {
+			return err
+		}
+		if err := syntheticBlocks(p, l, r, tail, out, blockSize, "simulate: --synthetic "+spec); err != nil {
 			return err
 		}
 		syn := sim.Synthetic{Prefixes: p, PrefixTokens: l, Repeats: r, TailTokens: tail, OutputTokens: out, BlockSize: blockSize, Seed: c.Uint64("seed")}
@@ -125,11 +128,9 @@ func runSimulate(c *cli.Context) error {
 		if blockSize == 0 {
 			blockSize = 512
 		}
-		if _, err := os.Stat(trace); err != nil {
-			return fmt.Errorf("--trace: %w", err)
+		if open, err = traceSource(c, trace, blockSize); err != nil {
+			return err
 		}
-		skip := c.Bool("skip-bad-lines")
-		open = func() (sim.Source, error) { return sim.OpenMooncake(trace, blockSize, skip) }
 		name = "trace " + trace
 	}
 	timed, err := simTimed(c, blockSize)
@@ -144,7 +145,7 @@ func runSimulate(c *cli.Context) error {
 		if slots, slotsFrom, err = workerSlots(c, blockSize); err != nil {
 			return err
 		}
-		if workers, err = positive(c, "workers", false); err != nil {
+		if workers, err = intIn(c, "workers", workersRange); err != nil {
 			return err
 		}
 	}
@@ -152,8 +153,11 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	policies, err := sim.ResolvePolicies(strings.Split(c.String("policy"), ","))
+	policies, err := sim.ResolvePolicies(strings.Split(strings.ToLower(c.String("policy")), ",")) // KV-AWARE is kv-aware
 	if err != nil {
+		return err
+	}
+	if err := routerWeights(c); err != nil {
 		return err
 	}
 	cfg := sim.DefaultConfig() // ExplicitZero: --overlap-credit 0 means 0
@@ -182,6 +186,9 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := allRejected(results, slots); err != nil {
+		return err
+	}
 	out := simulateJSON{Workload: name, Workers: workers, KVSlots: slots, KVSlotsSource: slotsFrom, BlockSize: blockSize,
 		CapacityBlocks: cfg.CapacityBlocks, Seed: cfg.Seed, Timed: setup, Policies: results, Derivation: d}
 	doc := simulateDoc(out)
@@ -193,14 +200,14 @@ func runSimulate(c *cli.Context) error {
 // a positive number.
 func simLoad(c *cli.Context) (conc int, rate float64, err error) {
 	if c.IsSet("concurrency") {
-		if conc, err = positive(c, "concurrency", false); err != nil {
+		if conc, err = intIn(c, "concurrency", concurrencyRange); err != nil {
 			return 0, 0, fmt.Errorf("%w (clients of a closed loop; leave it out to follow the trace's timestamps)", err)
 		}
 	}
 	if c.IsSet("rate") {
 		rate = c.Float64("rate")
-		if !(rate > 0) || math.IsInf(rate, 0) {
-			return 0, 0, fmt.Errorf("--rate %g: want a finite number of requests/s above 0, e.g. --rate 2.5", rate)
+		if !(rate > 0) || math.IsInf(rate, 0) || rate > maxRatePerS {
+			return 0, 0, fmt.Errorf("--rate %g: want a finite number of requests/s above 0 and at most 1,000,000, e.g. --rate 2.5", rate)
 		}
 		if conc > 0 {
 			return 0, 0, fmt.Errorf("--rate and --concurrency: give one load, an open-loop rate or a closed-loop number of clients")

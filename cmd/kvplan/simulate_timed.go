@@ -80,8 +80,11 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := planner.SimulationScenario{Catalog: cat, GPUUtil: c.Float64("gpu-util"), EnforceEager: c.Bool("enforce-eager"), BlockSize: blockSize,
+	sc := planner.SimulationScenario{Catalog: cat, EnforceEager: c.Bool(flagEnforceEager), BlockSize: blockSize,
 		WeightDtype: strings.ToLower(c.String("weight-dtype"))}
+	if sc.GPUUtil, err = floatIn(c, flagGPUUtil, 0.01, 1, ""); err != nil {
+		return nil, err
+	}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err
 	}
@@ -92,13 +95,13 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 		return nil, err
 	}
 	sc.VersionDefaulted = c.String("engine-version") == ""
-	if sc.MaxModelLen, err = positive(c, "max-model-len", true); err != nil {
+	if sc.MaxModelLen, err = positive(c, flagMaxModelLen, true); err != nil {
 		return nil, err
 	}
-	if sc.MaxNumBatchedTokens, err = positive(c, "max-num-batched-tokens", true); err != nil {
+	if sc.MaxNumBatchedTokens, err = positive(c, flagMaxNumBatchedTokens, true); err != nil {
 		return nil, err
 	}
-	if sc.MaxNumSeqs, err = positive(c, "max-num-seqs", true); err != nil {
+	if sc.MaxNumSeqs, err = positive(c, flagMaxNumSeqs, true); err != nil {
 		return nil, err
 	}
 	dtype, err := kvDtype(c)
@@ -116,10 +119,10 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 		if c.IsSet("workers") {
 			return nil, fmt.Errorf("--workers and --prefill-workers/--decode-workers: a disaggregated run counts its workers by role; leave --workers out")
 		}
-		if prefill, err = positive(c, "prefill-workers", false); err != nil {
+		if prefill, err = intIn(c, "prefill-workers", workersRange); err != nil {
 			return nil, err
 		}
-		if decode, err = positive(c, "decode-workers", false); err != nil {
+		if decode, err = intIn(c, "decode-workers", workersRange); err != nil {
 			return nil, err
 		}
 		if c.String("link") == "" {
@@ -129,7 +132,7 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 			return nil, err
 		}
 		run.workers = prefill
-	} else if run.workers, err = positive(c, "workers", false); err != nil {
+	} else if run.workers, err = intIn(c, "workers", workersRange); err != nil {
 		return nil, err
 	}
 	p, err := planner.PlanSimulation(sc)
@@ -137,7 +140,7 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 		return nil, err
 	}
 	run.slots = int(p.Memory.KVSlotsTokens)
-	run.slotsFrom = fmt.Sprintf("%s on %s at %g (kvplan memory)", p.Memory.Model, p.Memory.GPU, sc.GPUUtil)
+	run.slotsFrom = fmt.Sprintf("%s on %s at %g (kvplan memory)", p.Memory.Model, p.Memory.GPU, p.Memory.GPUUtil)
 	run.engine = simEngine(p)
 	run.setup = simulateSetup{StepModel: p.StepModel, Engine: sc.Engine.Name, TP: p.Memory.TP, MaxNumBatchedTokens: p.MaxNumBatchedTokens,
 		MaxNumSeqs: p.MaxNumSeqs, SeparatePrefill: p.SeparatePrefill, FrontendMS: p.FrontendMS, FrontendMSPerToken: p.FrontendMSPerToken, RampMS: p.RampMS,
