@@ -35,8 +35,8 @@ Without --rate, --gpus N asks for the highest rate N GPUs sustain within the
 SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 		Flags: withCommon(
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "catalog model name or Hugging Face id (required; kvplan models list)"},
-			&cli.IntFlag{Name: "isl", Usage: "input (prompt) tokens per request (required)"},
-			&cli.IntFlag{Name: "osl", Usage: "output tokens per request (required)"},
+			inputTokensFlag(0, "input (prompt) tokens per request (required)", "isl"),
+			outputTokensFlag(0, "output tokens per request (required)", "osl"),
 			&cli.StringFlag{Name: "rate", Usage: "requests per second to serve (Poisson arrivals)"},
 			&cli.IntFlag{Name: "gpus", Usage: "without --rate: the GPUs to fill; the answer is the highest rate they sustain"},
 			&cli.StringFlag{Name: "ttft-p95", Usage: "SLO on the 95th percentile of time to first token, e.g. 1000ms, 1s (required)"},
@@ -45,12 +45,12 @@ SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 			&cli.StringSliceFlag{Name: "link", Usage: "links between prefill and decode pools, comma-separated (kvplan links list); none: aggregated only"},
 			&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "serving engine: vllm, sglang or trtllm"},
 			&cli.StringSliceFlag{Name: "weight-dtype", Usage: "weight dtypes to consider (bf16, fp8, fp4, ...; default the model's)"},
-			&cli.StringSliceFlag{Name: "kv-dtype", Usage: "KV cache dtypes to consider (bf16, fp8, ...; default the model's)"},
+			kvDtypesFlag("KV cache dtypes to consider, comma-separated (bf16, fp8, ...; default the model's)"),
 			&cli.StringFlag{Name: "cached-fraction", Usage: "share of every prompt found in the prefix cache, in [0, 1)"},
 			&cli.IntFlag{Name: "prefixes", Usage: "distinct shared prefixes (with --prefix-tokens), equally popular"},
 			&cli.IntFlag{Name: "prefix-tokens", Usage: "tokens of each shared prefix"},
 			&cli.IntFlag{Name: "max-gpus", Usage: "most GPUs a candidate may use (0 = no bound)"},
-			&cli.StringFlag{Name: "pricing", Value: capacity.PricingOnDemand, Usage: "GPU prices: on-demand or spot (the catalog's cited AWS table)"},
+			&cli.StringFlag{Name: "pricing", Value: capacity.PricingOnDemand, Usage: "GPU prices: " + orList(planPricings) + " (the catalog's cited AWS table)"},
 			&cli.StringSliceFlag{Name: "price", Usage: "GPU=USD per GPU-hour, over the catalog's price; repeatable"},
 			&cli.Float64Flag{Name: "frontend-ms", Value: planner.DefaultFrontendMS, Usage: "frontend overhead per request in ms (FACTS §5: +13 ms)"},
 			&cli.IntFlag{Name: "verify", Value: 3, Usage: "replay the top N candidates with the timed simulator (0 = off)"},
@@ -140,8 +140,11 @@ func runPlan(c *cli.Context) error {
 // planQuery turns the flags into a capacity query.
 func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	em := planEngine(cat)
-	q := &capacity.Query{FrontendMS: c.Float64("frontend-ms"), Pricing: c.String("pricing"), Timers: em.Timers}
+	q := &capacity.Query{FrontendMS: c.Float64("frontend-ms"), Timers: em.Timers}
 	var err error
+	if q.Pricing, err = parseEnumFlag("--pricing", c.String("pricing"), planPricings); err != nil { // SPOT is spot
+		return nil, err
+	}
 	if q.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err
 	}
@@ -149,13 +152,13 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 		return nil, err
 	}
 	q.SeparatePrefill = em.SeparatePrefill != nil && em.SeparatePrefill(q.Engine.Name)
-	if q.InputTokens, err = positive(c, "isl", false); err != nil {
+	if q.InputTokens, err = positive(c, flagInputTokens, false); err != nil {
 		return nil, err
 	}
-	if q.OutputTokens, err = positive(c, "osl", false); err != nil {
+	if q.OutputTokens, err = positive(c, flagOutputTokens, false); err != nil {
 		return nil, err
 	}
-	if err := withinContext(c, q.Model, "--isl + --osl", q.InputTokens+q.OutputTokens); err != nil {
+	if err := withinContext(c, q.Model, "--input-tokens + --output-tokens", q.InputTokens+q.OutputTokens); err != nil {
 		return nil, err
 	}
 	if s := c.String("rate"); s != "" {
@@ -193,11 +196,16 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 		}
 		q.Links = append(q.Links, l)
 	}
-	q.WeightDtypes = splitList(c.StringSlice("weight-dtype"))
-	for _, d := range splitList(c.StringSlice("kv-dtype")) {
-		d = strings.ToLower(d)
-		if _, err := units.ParseEnum(d, catalog.KVDtypes); err != nil {
-			return nil, fmt.Errorf("--kv-dtype: %w", err)
+	for _, d := range splitList(c.StringSlice("weight-dtype")) {
+		if d, err = weightDtype(d); err != nil {
+			return nil, err
+		}
+		q.WeightDtypes = append(q.WeightDtypes, d)
+	}
+	for _, d := range splitList(c.StringSlice(flagKVDtype)) {
+		d, err := units.ParseEnum(d, catalog.KVDtypes) // FP8 is fp8
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", flagKVDtype, err)
 		}
 		q.KVDtypes = append(q.KVDtypes, d)
 	}
@@ -223,6 +231,9 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	}
 	return q, nil
 }
+
+// planPricings are --pricing's values.
+var planPricings = []string{capacity.PricingOnDemand, capacity.PricingSpot}
 
 // sloFlag reads a latency SLO: a duration ("1s", "50ms", a bare number is ms).
 func sloFlag(c *cli.Context, name string) (float64, error) {

@@ -22,7 +22,7 @@ const progressAfter = 20_000
 func simFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "workers", Aliases: []string{"w"}, Value: 2, Usage: "workers behind the router"},
-		&cli.StringFlag{Name: "policy", Aliases: []string{"p"}, Value: "all", Usage: "routing policy: all, or a comma-separated list of " + strings.Join(sim.Policies(), ", ")},
+		&cli.StringFlag{Name: "policy", Aliases: []string{"p"}, Value: "all", Usage: "routing policy: all, or a comma-separated list of " + strings.Join(sim.Policies(), ", ") + " (any case)"},
 		&cli.IntFlag{Name: "block-size", Usage: "KV block size in tokens (default 16; a trace's own 512 with --trace)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the random policy and the synthetic shuffle"},
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "closed loop: this many clients, each sending its next request when the last ends (default: 1 for synthetic workloads, the trace's timestamps for traces)"},
@@ -63,7 +63,7 @@ flight. The output adds TTFT, TPOT, end-to-end, queue and transfer latencies
 			&cli.StringFlag{Name: "trace", Usage: "Mooncake JSONL trace (timestamp, input_length, output_length, hash_ids)"},
 			&cli.StringFlag{Name: "synthetic", Usage: "synthetic router workload PREFIXESxTOKENSxREPEATS, e.g. 12x1500x6 (FACTS §5)"},
 			&cli.IntFlag{Name: "tail-tokens", Value: 24, Usage: "synthetic: changed tokens at the end of every send"},
-			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "synthetic: generated tokens per request"},
+			outputTokensFlag(128, "synthetic: generated tokens per request", "osl"),
 			&cli.BoolFlag{Name: "skip-bad-lines", Usage: "trace: skip malformed lines (and count them) instead of stopping"},
 		)...),
 		Action: runSimulate,
