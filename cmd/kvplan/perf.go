@@ -126,7 +126,7 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 		dst    *int
 		zeroOK bool
 	}{
-		{flagInputTokens, &sc.InputTokens, false}, {flagOutputTokens, &sc.OutputTokens, false}, {"concurrency", &sc.Concurrency, false},
+		{flagInputTokens, &sc.InputTokens, false}, {flagOutputTokens, &sc.OutputTokens, false},
 		{flagMaxNumSeqs, &sc.MaxNumSeqs, true}, {flagMaxNumBatchedTokens, &sc.MaxNumBatchedTokens, true},
 	}
 	for _, f := range ints {
@@ -137,8 +137,8 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if err := withinContext(c, sc.Model, "--isl + --osl", sc.InputTokens+sc.OutputTokens); err != nil {
 		return nil, err
 	}
-	if sc.Concurrency > 100_000 {
-		return nil, fmt.Errorf("--concurrency %d: kvplan simulates at most 100,000 clients", sc.Concurrency)
+	if sc.Concurrency, err = intIn(c, "concurrency", concurrencyRange); err != nil { // the closed loop simulates each client
+		return nil, err
 	}
 	return sc, nil
 }

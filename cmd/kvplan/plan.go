@@ -84,19 +84,27 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The table's and the simulator's counts, checked before the search.
+	verify, err := intIn(c, "verify", intRange{0, 100, "candidates"})
+	if err != nil {
+		return err
+	}
+	simRequests, err := intIn(c, "sim-requests", intRange{100, 1_000_000, "requests"})
+	if err != nil {
+		return err
+	}
+	top, err := intIn(c, "top", intRange{1, 100, "candidates"})
+	if err != nil {
+		return err
+	}
 	res, err := capacity.Search(*q)
 	if err != nil {
 		return err
 	}
-	if n := c.Int("verify"); n > 0 {
-		if err := checkRange(c, "sim-requests", 100, 1_000_000); err != nil {
-			return err
-		}
-		if err := q.Verify(res, n, c.Int("sim-requests"), c.Uint64("seed")); err != nil {
+	if verify > 0 {
+		if err := q.Verify(res, verify, simRequests, c.Uint64("seed")); err != nil {
 			return internalError{err}
 		}
-	} else if n < 0 {
-		return fmt.Errorf("--verify %d: must be >= 0", n)
 	}
 	if path := c.String("write-plan"); path != "" {
 		if res.Best == nil {
@@ -122,7 +130,7 @@ func runPlan(c *cli.Context) error {
 		d = res.Closest.Derivation
 	}
 	centsOf(res)
-	doc := planDoc(c, q, res)
+	doc := planDoc(q, res, top)
 	out := &planResultJSON{Result: res}
 	if c.Bool("explain") {
 		out.Derivation = d
@@ -140,8 +148,11 @@ func runPlan(c *cli.Context) error {
 // planQuery turns the flags into a capacity query.
 func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	em := planEngine(cat)
-	q := &capacity.Query{FrontendMS: c.Float64("frontend-ms"), Timers: em.Timers}
+	q := &capacity.Query{Timers: em.Timers}
 	var err error
+	if q.FrontendMS, err = floatIn(c, "frontend-ms", 0, 3_600_000, "ms"); err != nil {
+		return nil, err
+	}
 	if q.Pricing, err = parseEnumFlag("--pricing", c.String("pricing"), planPricings); err != nil { // SPOT is spot
 		return nil, err
 	}
@@ -165,8 +176,8 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 		if q.RatePerS, err = units.ParseNumber(s); err != nil {
 			return nil, fmt.Errorf("--rate: %w", err)
 		}
-		if !(q.RatePerS > 0) {
-			return nil, fmt.Errorf("--rate %s: must be above 0 requests per second", s)
+		if !(q.RatePerS > 0) || q.RatePerS > maxRatePerS {
+			return nil, fmt.Errorf("--rate %s: must be above 0 and at most 1,000,000 requests per second", s)
 		}
 	}
 	if q.GPUs, err = positive(c, "gpus", true); err != nil {
@@ -281,15 +292,8 @@ func splitList(vs []string) []string {
 	return out
 }
 
-func checkRange(c *cli.Context, name string, lo, hi int) error {
-	if v := c.Int(name); v < lo || v > hi {
-		return fmt.Errorf("--%s %d: must be between %d and %d", name, v, lo, hi)
-	}
-	return nil
-}
-
 // planDoc lays the best candidates side by side.
-func planDoc(c *cli.Context, q *capacity.Query, res *capacity.Result) *report.Doc {
+func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 	doc := &report.Doc{}
 	slo := fmt.Sprintf("TTFT p95 ≤ %s, ITL p95 ≤ %s", units.MS(q.TTFTP95MS), units.MS(q.ITLP95MS))
 	if res.Question == capacity.QuestionMaxRate {
@@ -297,7 +301,7 @@ func planDoc(c *cli.Context, q *capacity.Query, res *capacity.Result) *report.Do
 	} else {
 		doc.Title = fmt.Sprintf("Cheapest deployment of %s at %.4g requests/s: %d in, %d out, %s", res.Model, q.RatePerS, q.InputTokens, q.OutputTokens, slo)
 	}
-	cols := sideBySide(res, c.Int("top"))
+	cols := sideBySide(res, top)
 	if len(cols) > 0 {
 		doc.Sections = append(doc.Sections, candidateSection(cols))
 	}

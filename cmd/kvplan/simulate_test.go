@@ -151,6 +151,14 @@ func TestSimulateBadInput(t *testing.T) {
 		{"negative rate", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--rate", "-1"}, "--rate -1"},
 		{"rate and concurrency", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--rate", "2", "--concurrency", "2"}, "give one load"},
 		{"slots and gpu", []string{"route", "--kv-slots", "100", "--gpu", "l4"}, "not both"},
+		{"NaN workers", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--workers", "NaN"}, `simulate: --workers NaN: count "NaN" is not a finite number`},
+		{"NaN concurrency", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--concurrency", "NaN"}, `simulate: --concurrency NaN: count "NaN" is not a finite number`},
+		{"NaN decode workers", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b", "--gpu", "l4", "--prefill-workers", "1", "--decode-workers", "NaN", "--link", "1gbe"}, `--decode-workers NaN: count "NaN" is not a finite number`},
+		{"negative workers", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--workers", "-1"}, "--workers -1 is out of range: want 1 to 1,024 workers"},
+		{"inf rate", []string{"simulate", "--synthetic", "2x64x2", "--kv-slots", "100", "--rate", "Inf"}, `--rate Inf: number "Inf" is not a finite number`},
+		{"model does not fit at its tp", []string{"simulate", "--synthetic", "2x64x2", "--model", "deepseek-v3", "--gpu", "l4", "--tp", "8"}, "leaves no room for a KV cache"},
+		{"unknown model", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.5b", "--gpu", "l4"}, "did you mean qwen3-0.6b"},
+		{"unknown gpu", []string{"simulate", "--synthetic", "2x64x2", "--model", "qwen3-0.6b", "--gpu", "l5"}, "did you mean l4"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
