@@ -102,12 +102,12 @@ func TestAbsurdCountsAreBounded(t *testing.T) {
 		{[]string{"route", "--kv-slots", "-5"}, "route: --kv-slots -5 is out of range: want 1 to 10,000,000,000 tokens"},
 		// 100,000 × 1,000 sends × ceil((1500 + 24 + 128) / 16) = 104 blocks = 10.4 billion blocks.
 		{[]string{"route", "--kv-slots", "14816", "--prefixes", "100000", "--repeats", "1000", "--simulate"},
-			"route --simulate: 100000 prefixes × 1000 sends × 104 blocks a send is more than the 100,000,000 blocks"},
+			"route --simulate: 100000 prefixes × 1000 sends × 104 blocks a send is more than the 1,000,000,000 blocks"},
 		{[]string{"simulate", "--synthetic", "12x1500x6", "--kv-slots", "20000", "--workers", "100000000"}, "simulate: --workers 100000000 is out of range: want 1 to 1,024 workers"},
 		{[]string{"simulate", "--synthetic", "12x1500x6", "--kv-slots", "20000", "--concurrency", "1e9"}, "simulate: --concurrency 1000000000 is out of range: want 1 to 100,000 clients"},
 		{[]string{"simulate", "--synthetic", "12x1500x6", "--kv-slots", "20000", "--output-tokens", "1e8"}, "simulate: --output-tokens 100000000 is out of range: want 0 to 1,000,000 tokens"},
 		// ceil((100,000 + 24 + 128) / 16) = 6,260 blocks a send.
-		{[]string{"simulate", "--synthetic", "100000x100000x1000", "--kv-slots", "20000"}, "100000 prefixes × 1000 sends × 6260 blocks a send is more than the 100,000,000 blocks"},
+		{[]string{"simulate", "--synthetic", "100000x100000x1000", "--kv-slots", "20000"}, "100000 prefixes × 1000 sends × 6260 blocks a send is more than the 1,000,000,000 blocks"},
 		{[]string{"simulate", "--synthetic", "12x1500x6", "--kv-slots", "20000", "--overlap-credit", "-1"}, "simulate: --overlap-credit -1 is out of range: want 0 to 1,000,000"},
 		{[]string{"simulate", "--synthetic", "12x1500x6", "--kv-slots", "20000", "--rate", "1e7"}, "at most 1,000,000"},
 		// A timed run in which no request fits a worker exited 0 with every
