@@ -58,6 +58,19 @@ func NewLineReader(r io.Reader, maxLine int) *LineReader {
 // line without a newline is returned like the others.
 func (l *LineReader) Next() ([]byte, error) {
 	b, err := l.br.ReadSlice('\n')
+	if err == nil {
+		// The common case, a line within the buffer and the cap, without
+		// the calls below: a trace reads millions of them.
+		l.line++
+		b = b[:len(b)-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+		if len(b) > l.max {
+			return nil, l.tooLong()
+		}
+		return b, nil
+	}
 	if errors.Is(err, bufio.ErrBufferFull) {
 		if l.long == nil {
 			l.long = make([]byte, 0, l.max+2+readChunk)
