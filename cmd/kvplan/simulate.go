@@ -60,7 +60,8 @@ and --link disaggregate: the KV crosses the link, shared by every transfer in
 flight. The output adds TTFT, TPOT, end-to-end, queue and transfer latencies
 (p50, p90, p99, mean), throughput, preemptions and each worker's busy time.`,
 		Flags: withCommon(append(append(append(simFlags(), slotFlags()...), timedFlags()...),
-			&cli.StringFlag{Name: "trace", Usage: "Mooncake JSONL trace (timestamp, input_length, output_length, hash_ids)"},
+			&cli.StringFlag{Name: "trace", Usage: fmt.Sprintf("Mooncake JSONL trace (timestamp, input_length, output_length, hash_ids), or - for stdin; lines up to %d MiB and %s hash ids",
+				sim.MaxTraceLineBytes>>20, units.Thousands(sim.MaxHashIDsPerLine))},
 			&cli.StringFlag{Name: "synthetic", Usage: "synthetic router workload PREFIXESxTOKENSxREPEATS, e.g. 12x1500x6 (FACTS §5)"},
 			&cli.IntFlag{Name: "tail-tokens", Value: 24, Usage: "synthetic: changed tokens at the end of every send"},
 			outputTokensFlag(128, "synthetic: generated tokens per request", "osl"),
