@@ -34,7 +34,7 @@
 // queue, and recompute preemption of the last admitted sequence when a
 // running one cannot grow. Iteration times come from a StepTimer, the
 // engine model, which the caller passes in (sim imports nothing of the
-// project). Optionally the workers are prefill workers behind which decode
+// project's models, catalog or planner). Optionally the workers are prefill workers behind which decode
 // workers take each request after its KV crossed a link shared by every
 // transfer in flight (processor sharing). Routers see the load in flight
 // as Dynamo's router keeps it, from its own decisions (see active.go): the
@@ -115,6 +115,17 @@
 // under the default at every block size from 16 to 512 tokens. The pass
 // holds at most a few batches of requests (batchesInFlight × 32,768 ids).
 //
+// # Trace files
+//
+// Traces are opened and streamed through internal/safefile, the one project
+// package sim imports (it imports only the standard library): a FIFO, a
+// device or a directory is refused before a byte is read, a line is capped
+// at MaxTraceLineBytes (1 MiB) and its hash ids at MaxHashIDsPerLine
+// (65,536), and a trace with no request is an error. The caps sit in the
+// reader, not in the command, so every reader of a trace (a file, stdin, a
+// test) is bounded; the read buffer stays 64 KiB, so the parse keeps its
+// speed.
+//
 // # API
 //
 //	type Config struct {
@@ -168,6 +179,7 @@
 //	const DefaultSeenBlocks                                      // 8,388,608 block ids
 //	const DefaultSyntheticBlockSize, DefaultOutputTokens         // 16, 128
 //	const MooncakeBlockTokens                                    // 512
+//	const MaxTraceLineBytes, MaxHashIDsPerLine                   // 1 MiB, 65,536 a line
 //
 //	type Result struct { ... }       // JSON: name, requests, repeat_requests, hit_requests,
 //	                                  // hit_rate, cached_token_ratio, evictions,

@@ -22,7 +22,7 @@ const progressAfter = 20_000
 func simFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "workers", Aliases: []string{"w"}, Value: 2, Usage: "workers behind the router"},
-		&cli.StringFlag{Name: "policy", Aliases: []string{"p"}, Value: "all", Usage: "routing policy: all, or a comma-separated list of " + strings.Join(sim.Policies(), ", ")},
+		&cli.StringFlag{Name: "policy", Aliases: []string{"p"}, Value: "all", Usage: "routing policy: all, or a comma-separated list of " + strings.Join(sim.Policies(), ", ") + " (any case)"},
 		&cli.IntFlag{Name: "block-size", Usage: "KV block size in tokens (default 16; a trace's own 512 with --trace)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the random policy and the synthetic shuffle"},
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "closed loop: this many clients, each sending its next request when the last ends (default: 1 for synthetic workloads, the trace's timestamps for traces)"},
@@ -62,10 +62,11 @@ and --link disaggregate: the KV crosses the link, shared by every transfer in
 flight. The output adds TTFT, TPOT, end-to-end, queue and transfer latencies
 (p50, p90, p99, mean), throughput, preemptions and each worker's busy time.`,
 		Flags: withCommon(append(append(append(simFlags(), slotFlags()...), timedFlags()...),
-			&cli.StringFlag{Name: "trace", Usage: "Mooncake JSONL trace (timestamp, input_length, output_length, hash_ids)"},
+			&cli.StringFlag{Name: "trace", Usage: fmt.Sprintf("Mooncake JSONL trace (timestamp, input_length, output_length, hash_ids), or - for stdin; lines up to %d MiB and %s hash ids",
+				sim.MaxTraceLineBytes>>20, units.Thousands(sim.MaxHashIDsPerLine))},
 			&cli.StringFlag{Name: "synthetic", Usage: "synthetic router workload PREFIXESxTOKENSxREPEATS, e.g. 12x1500x6 (FACTS §5)"},
 			&cli.IntFlag{Name: "tail-tokens", Value: 24, Usage: "synthetic: changed tokens at the end of every send"},
-			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "synthetic: generated tokens per request"},
+			outputTokensFlag(128, "synthetic: generated tokens per request", "osl"),
 			&cli.BoolFlag{Name: "skip-bad-lines", Usage: "trace: skip malformed lines (and count them) instead of stopping"},
 		)...),
 		Action: runSimulate,
@@ -96,7 +97,7 @@ func runSimulate(c *cli.Context) error {
 	if _, err := outputFormat(c); err != nil {
 		return err
 	}
-	blockSize, err := positive(c, "block-size", true)
+	blockSize, err := intInOrZero(c, "block-size", blockSizeRange)
 	if err != nil {
 		return err
 	}
@@ -111,12 +112,15 @@ func runSimulate(c *cli.Context) error {
 		if blockSize == 0 {
 			blockSize = 16
 		}
-		tail, err := positive(c, "tail-tokens", true)
+		tail, err := intIn(c, "tail-tokens", extraTokensRange)
 		if err != nil {
 			return err
 		}
-		out, err := positive(c, "output-tokens", true)
+		out, err := intIn(c, flagOutputTokens, outputTokensRange)
 		if err != nil {
+			return err
+		}
+		if err := syntheticBlocks(p, l, r, tail, out, blockSize, "simulate: --synthetic "+spec); err != nil {
 			return err
 		}
 		syn := sim.Synthetic{Prefixes: p, PrefixTokens: l, Repeats: r, TailTokens: tail, OutputTokens: out, BlockSize: blockSize, Seed: c.Uint64("seed")}
@@ -127,11 +131,9 @@ func runSimulate(c *cli.Context) error {
 		if blockSize == 0 {
 			blockSize = 512
 		}
-		if _, err := os.Stat(trace); err != nil {
-			return fmt.Errorf("--trace: %w", err)
+		if open, err = traceSource(c, trace, blockSize); err != nil {
+			return err
 		}
-		skip := c.Bool("skip-bad-lines")
-		open = func() (sim.Source, error) { return sim.OpenMooncake(trace, blockSize, skip) }
 		name = "trace " + trace
 	}
 	timed, err := simTimed(c, blockSize)
@@ -146,7 +148,7 @@ func runSimulate(c *cli.Context) error {
 		if slots, slotsFrom, err = workerSlots(c, blockSize); err != nil {
 			return err
 		}
-		if workers, err = positive(c, "workers", false); err != nil {
+		if workers, err = intIn(c, "workers", workersRange); err != nil {
 			return err
 		}
 	}
@@ -154,8 +156,11 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	policies, err := sim.ResolvePolicies(strings.Split(c.String("policy"), ","))
+	policies, err := sim.ResolvePolicies(strings.Split(strings.ToLower(c.String("policy")), ",")) // KV-AWARE is kv-aware
 	if err != nil {
+		return err
+	}
+	if err := routerWeights(c); err != nil {
 		return err
 	}
 	cfg := sim.DefaultConfig() // ExplicitZero: --overlap-credit 0 means 0
@@ -184,6 +189,9 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := allRejected(results, slots); err != nil {
+		return err
+	}
 	out := simulateJSON{Workload: name, Workers: workers, KVSlots: slots, KVSlotsSource: slotsFrom, BlockSize: blockSize,
 		CapacityBlocks: cfg.CapacityBlocks, Seed: cfg.Seed, Timed: setup, Policies: results, Derivation: d}
 	doc := simulateDoc(out)
@@ -195,14 +203,14 @@ func runSimulate(c *cli.Context) error {
 // a positive number.
 func simLoad(c *cli.Context) (conc int, rate float64, err error) {
 	if c.IsSet("concurrency") {
-		if conc, err = positive(c, "concurrency", false); err != nil {
+		if conc, err = intIn(c, "concurrency", concurrencyRange); err != nil {
 			return 0, 0, fmt.Errorf("%w (clients of a closed loop; leave it out to follow the trace's timestamps)", err)
 		}
 	}
 	if c.IsSet("rate") {
 		rate = c.Float64("rate")
-		if !(rate > 0) || math.IsInf(rate, 0) {
-			return 0, 0, fmt.Errorf("--rate %g: want a finite number of requests/s above 0, e.g. --rate 2.5", rate)
+		if !(rate > 0) || math.IsInf(rate, 0) || rate > maxRatePerS {
+			return 0, 0, fmt.Errorf("--rate %g: want a finite number of requests/s above 0 and at most 1,000,000, e.g. --rate 2.5", rate)
 		}
 		if conc > 0 {
 			return 0, 0, fmt.Errorf("--rate and --concurrency: give one load, an open-loop rate or a closed-loop number of clients")
