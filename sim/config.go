@@ -44,8 +44,11 @@ type Config struct {
 	Policy string
 	// Seed seeds the random policy.
 	Seed uint64
-	// PrefillLoadScale and OverlapCredit are the kv-aware cost parameters.
-	// 0 means Dynamo's default of 1 unless ExplicitZero is set.
+	// PrefillLoadScale and OverlapCredit are the kv-aware cost parameters,
+	// Dynamo's prefill_load_scale (the weight of the prefill term) and
+	// overlap_score_credit (the blocks of prefill each overlapping block
+	// takes off). 0 means Dynamo's default of 1 unless ExplicitZero is
+	// set.
 	PrefillLoadScale float64
 	OverlapCredit    float64
 	// Concurrency is the most requests in flight, issued in order; each

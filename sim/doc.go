@@ -34,13 +34,14 @@
 // queue, and recompute preemption of the last admitted sequence when a
 // running one cannot grow. Iteration times come from a StepTimer, the
 // engine model, which the caller passes in (sim imports nothing of the
-// project). Optionally the workers are prefill workers behind which decode
+// project's models, catalog or planner). Optionally the workers are prefill workers behind which decode
 // workers take each request after its KV crossed a link shared by every
-// transfer in flight (processor sharing). Routers see the load in flight:
-// the blocks each worker holds plus those of the requests queued on it, as
-// Dynamo's router counts them. Results add TTFT, TPOT, end-to-end, queue
-// and transfer latencies (p50, p90, p99, mean), throughput, preemptions and
-// each worker's busy fraction. See Engine for the rules and the one
+// transfer in flight (processor sharing). Routers see the load in flight
+// as Dynamo's router keeps it, from its own decisions (see active.go): the
+// requests routed to each worker and not finished, the prompt tokens of
+// those not yet past their first token, and their distinct prompt blocks.
+// Results add TTFT, TPOT, end-to-end, queue and transfer latencies (p50,
+// p90, p99, mean), throughput, preemptions and each worker's busy fraction. See Engine for the rules and the one
 // approximation (decode stretches).
 //
 // Everything is deterministic for given inputs and seeds.
@@ -49,20 +50,28 @@
 //
 //   - round-robin: workers in turn.
 //   - random: uniform, from a PCG seeded with Config.Seed.
-//   - least-loaded: fewest active (pinned) blocks, then fewest running
-//     requests, then fewest requests routed so far, then lowest index.
+//   - least-loaded: NVIDIA Dynamo's least-loaded mode: the fewest requests
+//     in flight (routed there and not finished).
 //   - kv-aware: NVIDIA Dynamo's KV router (FACTS §5): the lowest
-//     PrefillLoadScale × max(request blocks − overlap − OverlapCredit, 0) +
-//     active blocks, where request blocks counts the partial block and overlap
-//     is the run of the request's leading blocks cached on the worker; ties
-//     go by the least-loaded order.
+//     PrefillLoadScale × max(0, (booked prefill tokens + prompt tokens) /
+//     block − OverlapCredit × overlap) + active blocks + new blocks, where
+//     booked prefill tokens are those of the requests routed to the worker
+//     whose first token has not come yet (each booked as its prompt less the
+//     overlap the router saw), overlap is the run of the request's leading
+//     blocks cached on the worker, active blocks are the distinct full
+//     prompt blocks of the requests in flight there and new blocks the
+//     request's blocks not among them.
 //   - kv-aware-no-events: the same cost with every overlap 0, the router's
-//     view when workers publish no KV events; it routes exactly like
-//     least-loaded.
+//     view when workers publish no KV events; one request at a time it
+//     routes exactly like least-loaded.
 //   - kv-aware-approx: overlaps from the blocks the router itself sent to
 //     each worker, ignoring evictions. The router keeps, for each block id,
 //     a bit mask of the workers it went to, in the same bounded history
 //     as the repeat metric below, so one probe a block serves every worker.
+//
+// Exact ties go to the worker that has received the fewest requests, then
+// the lowest index (Dynamo draws among tied workers at random; this
+// deterministic stand-in gives each its turn).
 //
 // # One pass
 //
@@ -70,10 +79,11 @@
 // requests: one producer parses, validates and classifies each request
 // against one history of seen blocks, and hands batches to one goroutine per
 // policy (kv-aware-approx runs in the producer, since its routing state is
-// that history). kv-aware-no-events routes exactly like least-loaded (its
-// overlaps are all 0, so the cost's first term is the same on every worker),
-// so when both run the pass simulates least-loaded once and reports it under
-// both names. Each result equals a run of that policy alone, whatever the
+// that history). One request at a time, kv-aware-no-events routes exactly
+// like least-loaded (nothing is in flight and its overlaps are all 0, so its
+// cost is the same on every worker and the tie-break decides), so when both
+// run on a sequential load the pass simulates least-loaded once and reports
+// it under both names. Each result equals a run of that policy alone, whatever the
 // goroutine schedule (TestOnePassEqualsSeparateRuns).
 //
 // # Metrics
@@ -104,6 +114,17 @@
 // blocks, 16 to 32 bytes each). The full conversation trace stays exact
 // under the default at every block size from 16 to 512 tokens. The pass
 // holds at most a few batches of requests (batchesInFlight × 32,768 ids).
+//
+// # Trace files
+//
+// Traces are opened and streamed through internal/safefile, the one project
+// package sim imports (it imports only the standard library): a FIFO, a
+// device or a directory is refused before a byte is read, a line is capped
+// at MaxTraceLineBytes (1 MiB) and its hash ids at MaxHashIDsPerLine
+// (65,536), and a trace with no request is an error. The caps sit in the
+// reader, not in the command, so every reader of a trace (a file, stdin, a
+// test) is bounded; the read buffer stays 64 KiB, so the parse keeps its
+// speed.
 //
 // # API
 //
@@ -158,6 +179,7 @@
 //	const DefaultSeenBlocks                                      // 8,388,608 block ids
 //	const DefaultSyntheticBlockSize, DefaultOutputTokens         // 16, 128
 //	const MooncakeBlockTokens                                    // 512
+//	const MaxTraceLineBytes, MaxHashIDsPerLine                   // 1 MiB, 65,536 a line
 //
 //	type Result struct { ... }       // JSON: name, requests, repeat_requests, hit_requests,
 //	                                  // hit_rate, cached_token_ratio, evictions,

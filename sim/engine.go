@@ -41,7 +41,8 @@ type StepTimer interface {
 // Disaggregation (DecodeWorkers > 0): Config.Workers are then prefill
 // workers, the ones that hold the prefix caches the policies route on. A
 // request is prefilled there; at the end of its prefill it goes to the
-// decode worker with the least load, waits there for blocks for its whole
+// decode worker with the fewest active blocks by the router's account (the
+// prompt blocks of the requests sent there and not finished), waits there for blocks for its whole
 // prompt (first come, first served), and its KV then crosses Link, shared
 // by every transfer in flight; the prefill worker holds the request's
 // blocks until its transfer ends. On the decode worker the request's first

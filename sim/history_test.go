@@ -138,9 +138,11 @@ func TestMemoryBoundedByTraceLength(t *testing.T) {
 // and timing fields) be exactly 0, while a Config literal's 0 still means
 // the default.
 func TestExplicitZero(t *testing.T) {
-	// Request 2 is request 1's first block alone: one block, cached on w0.
-	// With credit 1 its cost is 0 on both workers and the tie goes to the
-	// less used w1; with credit 0 w1 costs 1 and w0 (overlap 1) wins.
+	// Request 2 is request 1's first block alone: one block of 4 tokens,
+	// cached on w0; nothing is in flight. Dynamo's cost is
+	// max(0, 4/4 − credit × overlap) + 1 new block: with credit 1 it is 1
+	// on w0 (overlap 1) and 2 on w1, so w0 wins and the block is a hit;
+	// with credit 0 both cost 2 and the tie goes to the less used w1.
 	reqs := []testReq{reqA, {keys: []uint64{a1}}}
 	run := func(cfg Config) Result {
 		t.Helper()
@@ -159,7 +161,7 @@ func TestExplicitZero(t *testing.T) {
 		name   string
 		cfg    Config
 		cached int64
-	}{{"literal", lit, 0}, {"DefaultConfig", def, 0}, {"credit 0", zero, 4}} {
+	}{{"literal", lit, 4}, {"DefaultConfig", def, 4}, {"credit 0", zero, 0}} {
 		if got := run(c.cfg).CachedTokens; got != c.cached {
 			t.Errorf("%s: cached tokens %d, want %d", c.name, got, c.cached)
 		}

@@ -1,17 +1,33 @@
 package sim
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/kvplan/kvplan/internal/safefile"
 )
 
 // MooncakeBlockTokens is the block size of Mooncake trace hash ids.
 const MooncakeBlockTokens = 512
+
+// MaxHashIDsPerLine caps the hash ids of one trace line: 65,536 ids are a
+// prompt of 33,554,432 tokens (at 512 a block), three times the longest
+// context any open model offers (10M tokens) and 128 times the catalog's
+// longest (262,144). It bounds what one request costs the simulator (at
+// 16-token blocks, 2,097,152 block ids, 16 MiB) whatever the line holds.
+const MaxHashIDsPerLine = 1 << 16
+
+// MaxTraceLineBytes caps the length of one trace line (1 MiB,
+// safefile.DefaultMaxLine): a line is one request, and the longest line of
+// the Mooncake conversation trace is about 2 KB.
+const MaxTraceLineBytes = safefile.DefaultMaxLine
+
+// traceKind names trace files in safefile's errors. A trace has no size
+// cap: it is streamed, one capped line at a time.
+var traceKind = safefile.Kind{Name: "trace"}
 
 // MooncakeReader reads a Mooncake JSONL trace (FAST'25 release), one object
 // a line:
@@ -34,21 +50,26 @@ const MooncakeBlockTokens = 512
 // input_length is a multiple of 512.
 //
 // A malformed line is an error "name:line: field: problem", or, with skipBad,
-// is skipped and counted (Skipped).
+// is skipped and counted (Skipped). Two limits hold whatever skipBad says:
+// a line longer than MaxTraceLineBytes stops the read (the rest of such a
+// line cannot be told from the next one), and a line with more than
+// MaxHashIDsPerLine hash ids is malformed. A trace that yields no request
+// at all (an empty file, blank lines only, or every line skipped) is an
+// error naming the file: a simulation of nothing is not a result.
 type MooncakeReader struct {
-	br      *bufio.Reader
+	lr      *safefile.LineReader
 	name    string
 	bs      int
 	sub     int // sub-blocks per hash id
 	skipBad bool
 	closer  io.Closer
 
-	line    int
-	skipped int
-	lastTS  float64
-	long    []byte // a line longer than the bufio buffer
-	rec     mooncakeRecord
-	err     error // construction error, reported by Next
+	requests int // requests returned so far
+	blank    int // blank lines so far
+	skipped  int
+	lastTS   float64
+	rec      mooncakeRecord
+	err      error // construction error, reported by Next
 }
 
 type mooncakeRecord struct {
@@ -57,12 +78,13 @@ type mooncakeRecord struct {
 	ids               []uint64
 	hasTS, hasIn      bool
 	hasOut, hasHashes bool
+	tooManyIDs        bool // the fast path stopped past MaxHashIDsPerLine
 }
 
 // NewMooncakeReader reads a trace from r; name labels errors (a file name).
 // blockSize 0 means 512; otherwise it must divide 512.
 func NewMooncakeReader(r io.Reader, name string, blockSize int, skipBad bool) *MooncakeReader {
-	m := &MooncakeReader{br: bufio.NewReaderSize(r, 1<<16), name: name, bs: blockSize, skipBad: skipBad}
+	m := &MooncakeReader{lr: safefile.NewLineReader(r, MaxTraceLineBytes), name: name, bs: blockSize, skipBad: skipBad}
 	if m.bs == 0 {
 		m.bs = MooncakeBlockTokens
 	}
@@ -74,9 +96,12 @@ func NewMooncakeReader(r io.Reader, name string, blockSize int, skipBad bool) *M
 	return m
 }
 
-// OpenMooncake opens a trace file; Close closes it.
+// OpenMooncake opens a trace file; Close closes it. The path must name a
+// regular file (safefile.Open): a FIFO, a device such as /dev/zero, a socket
+// or a directory is refused at once, before a byte is read, instead of
+// hanging or growing without bound.
 func OpenMooncake(path string, blockSize int, skipBad bool) (*MooncakeReader, error) {
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, traceKind)
 	if err != nil {
 		return nil, err
 	}
@@ -110,16 +135,22 @@ func (m *MooncakeReader) Next(r *Request) (bool, error) {
 		return false, m.err
 	}
 	for {
-		b, err := m.readLine()
-		if len(b) == 0 && err != nil {
-			if err == io.EOF {
-				return false, nil
+		b, err := m.lr.Next()
+		if err == io.EOF {
+			if m.requests == 0 {
+				m.err = m.noRequests()
+				return false, m.err
 			}
-			return false, fmt.Errorf("%s:%d: %w", m.name, m.line+1, err)
+			return false, nil
 		}
-		m.line++
+		if err != nil {
+			// "line 7: line too long: longer than the 1 MiB line cap"
+			m.err = fmt.Errorf("%s: %w", m.name, err)
+			return false, m.err
+		}
 		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
+			m.blank++
 			continue
 		}
 		if perr := m.parse(b, r); perr != nil {
@@ -127,38 +158,40 @@ func (m *MooncakeReader) Next(r *Request) (bool, error) {
 				m.skipped++
 				continue
 			}
-			return false, fmt.Errorf("%s:%d: %w", m.name, m.line, perr)
+			return false, fmt.Errorf("%s:%d: %w", m.name, m.lr.Line(), perr)
 		}
+		m.requests++
 		return true, nil
 	}
 }
 
-// readLine returns the next line without its newline; the slice is valid
-// until the next call.
-func (m *MooncakeReader) readLine() ([]byte, error) {
-	b, err := m.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		m.long = append(m.long[:0], b...)
-		for err == bufio.ErrBufferFull {
-			b, err = m.br.ReadSlice('\n')
-			m.long = append(m.long, b...)
-		}
-		b = m.long
+// noRequests is the error of a trace that ended without a request.
+func (m *MooncakeReader) noRequests() error {
+	var why string
+	switch {
+	case m.skipped > 0:
+		why = fmt.Sprintf("all %d non-blank lines are malformed and were skipped", m.skipped)
+	case m.blank > 0:
+		why = fmt.Sprintf("its %d lines are blank", m.blank)
+	default:
+		why = "the file is empty"
 	}
-	if err == io.EOF && len(b) > 0 {
-		err = nil
-	}
-	return b, err
+	return fmt.Errorf("%s: no requests: %s; a trace holds one JSON object a line with timestamp, input_length, output_length and hash_ids", m.name, why)
 }
 
 func (m *MooncakeReader) parse(b []byte, r *Request) error {
 	rec := &m.rec
 	if !parseMooncakeFast(b, rec) {
+		if rec.tooManyIDs {
+			return tooManyIDs()
+		}
 		if err := parseMooncakeSlow(b, rec); err != nil {
 			return err
 		}
 	}
 	switch {
+	case len(rec.ids) > MaxHashIDsPerLine:
+		return tooManyIDs()
 	case !rec.hasTS:
 		return errors.New("timestamp: missing")
 	case !rec.hasIn:
@@ -302,6 +335,12 @@ func parseUint(b []byte, i int) (int64, int, bool) {
 	return v, i, true
 }
 
+// tooManyIDs is the error of a line past MaxHashIDsPerLine.
+func tooManyIDs() error {
+	return fmt.Errorf("hash_ids: more than %d ids on one line; the cap is %d ids a request (a prompt of %d tokens)",
+		MaxHashIDsPerLine, MaxHashIDsPerLine, MaxHashIDsPerLine*MooncakeBlockTokens)
+}
+
 func parseIDs(b []byte, i int, rec *mooncakeRecord) (int, bool) {
 	if i >= len(b) || b[i] != '[' {
 		return i, false
@@ -314,6 +353,10 @@ func parseIDs(b []byte, i int, rec *mooncakeRecord) (int, bool) {
 	for {
 		v, j, ok := parseUint(b, i)
 		if !ok {
+			return j, false
+		}
+		if len(rec.ids) == MaxHashIDsPerLine {
+			rec.tooManyIDs = true
 			return j, false
 		}
 		rec.ids = append(rec.ids, uint64(v))

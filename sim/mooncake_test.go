@@ -1,9 +1,15 @@
 package sim
 
 import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const excerptPath = "../testdata/sim/conversation_excerpt.jsonl"
@@ -169,5 +175,127 @@ func TestMooncakeLongLine(t *testing.T) {
 	reqs := readAll(t, NewMooncakeReader(strings.NewReader(b.String()), "long", 0, false))
 	if len(reqs) != 1 || len(reqs[0].Blocks) != n {
 		t.Fatalf("%d requests, blocks %d; want 1 and %d", len(reqs), len(reqs[0].Blocks), n)
+	}
+}
+
+// TestMooncakeNoRequests: a trace that yields no request is an error naming
+// the file (an empty trace used to run and report zero requests, exit 0).
+func TestMooncakeNoRequests(t *testing.T) {
+	cases := []struct {
+		in   string
+		skip bool
+		want string
+	}{
+		{"", false, "empty.jsonl: no requests: the file is empty"},
+		{"\n  \n\t\n", false, "empty.jsonl: no requests: its 3 lines are blank"},
+		{"{}\nnot json\n\n", true, "empty.jsonl: no requests: all 2 non-blank lines are malformed and were skipped"},
+	}
+	for _, c := range cases {
+		src := NewMooncakeReader(strings.NewReader(c.in), "empty.jsonl", 0, c.skip)
+		ok, err := src.Next(&Request{})
+		if ok || err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: ok %v, err %v; want %q", c.in, ok, err, c.want)
+		}
+		if _, err := Run(NewMooncakeReader(strings.NewReader(c.in), "empty.jsonl", 0, c.skip), Config{Workers: 2, CapacityBlocks: 8}); err == nil {
+			t.Errorf("%q: Run gave no error", c.in)
+		}
+	}
+	// A trace with requests ends with (false, nil), as before.
+	src := NewMooncakeReader(strings.NewReader(`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [3]}`), "one.jsonl", 0, false)
+	if got := readAll(t, src); len(got) != 1 {
+		t.Fatalf("%d requests, want 1", len(got))
+	}
+}
+
+// TestMooncakeIDCap: a line with more hash ids than MaxHashIDsPerLine is
+// malformed, with the cap in the error, on the fast path and the slow one
+// (a fractional timestamp sends a line to encoding/json); one at the cap is
+// read. A million ids on one line used to take 1.4 GB.
+func TestMooncakeIDCap(t *testing.T) {
+	line := func(ts string, n int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"timestamp": %s, "input_length": %d, "output_length": 1, "hash_ids": [`, ts, n*512)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(i % 10))
+		}
+		b.WriteString("]}\n")
+		return b.String()
+	}
+	// The cap, written out: 65,536 ids, a prompt of 65,536 × 512 = 33,554,432 tokens.
+	want := "big.jsonl:1: hash_ids: more than 65536 ids on one line; the cap is 65536 ids a request (a prompt of 33554432 tokens)"
+	for _, ts := range []string{"0", "0.5"} {
+		reqs := readAll(t, NewMooncakeReader(strings.NewReader(line(ts, 65_536)), "big.jsonl", 0, false))
+		if len(reqs) != 1 || len(reqs[0].Blocks) != 65_536 {
+			t.Fatalf("timestamp %s: a line at the cap: %d requests", ts, len(reqs))
+		}
+		_, err := NewMooncakeReader(strings.NewReader(line(ts, 65_537)), "big.jsonl", 0, false).Next(&Request{})
+		if err == nil || err.Error() != want {
+			t.Errorf("timestamp %s: error %v\nwant  %s", ts, err, want)
+		}
+	}
+	// With --skip-bad-lines it is skipped like any malformed line.
+	src := NewMooncakeReader(strings.NewReader(line("0", 65_537)+line("1", 2)), "big.jsonl", 0, true)
+	if reqs := readAll(t, src); len(reqs) != 1 || src.Skipped() != 1 {
+		t.Errorf("skip mode: %d requests, %d skipped; want 1 and 1", len(reqs), src.Skipped())
+	}
+}
+
+// TestMooncakeLineCap: a line over 1 MiB (here endless, as /dev/zero or a
+// file without newlines piped in would be) stops the read with the cap in
+// the error, even with skipBad, after buffering about the cap.
+func TestMooncakeLineCap(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		src := NewMooncakeReader(io.LimitReader(endless{}, 1<<30), "stdin", 0, skip)
+		_, err := src.Next(&Request{})
+		runtime.ReadMemStats(&after)
+		if want := "stdin: line 1: line too long: longer than the 1 MiB line cap"; err == nil || err.Error() != want {
+			t.Errorf("skip %v: error %v\nwant  %s", skip, err, want)
+		}
+		if a := after.TotalAlloc - before.TotalAlloc; a > 3<<20 {
+			t.Errorf("skip %v: allocated %d bytes to refuse the line", skip, a)
+		}
+	}
+}
+
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '7'
+	}
+	return len(p), nil
+}
+
+// TestOpenMooncakeRefusesNonRegular: a FIFO used to hang forever and
+// /dev/zero to grow without bound; both are refused before a byte is read.
+func TestOpenMooncakeRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "trace.fifo")
+	paths := map[string]string{"/dev/zero": "trace /dev/zero is a character device, not a regular file", dir: "is a directory, not a regular file"}
+	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
+		paths[fifo] = "trace " + fifo + " is a named pipe (FIFO), not a regular file"
+	}
+	for path, want := range paths {
+		done := make(chan error, 1)
+		go func() {
+			src, err := OpenMooncake(path, 0, false)
+			if err == nil {
+				src.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("OpenMooncake(%s) = %v; want %q", path, err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("OpenMooncake(%s) hangs", path)
+		}
 	}
 }

@@ -130,15 +130,18 @@ func runPass(src Source, cfg Config, names []string, parallel bool) ([]Result, e
 	if cfg.RatePerS > 0 {
 		p.rng = rand.New(rand.NewPCG(cfg.Seed, arrivalStreamSalt))
 	}
-	// kv-aware-no-events routes exactly like least-loaded: without KV events
-	// every overlap is 0, so the first term of Dynamo's cost is the same on
-	// every worker and the lowest cost is the least-loaded order, ties
-	// included (TestNoEventsIsLoadBalancing and TestOnePassEqualsSeparateRuns
-	// check it against running it on its own). When both run, the pass
-	// simulates one and reports it under both names.
+	// One request at a time (a closed loop of one client), nothing is in
+	// flight when a request is routed: every load is 0, kv-aware-no-events
+	// sees no overlap, so its cost is the same on every worker, and both it
+	// and least-loaded go by the tie-break alone; they route alike
+	// (TestNoEventsIsLoadBalancing and TestOnePassEqualsSeparateRuns check
+	// it against running it on its own). Then the pass simulates one and
+	// reports it under both names. Under load they differ: least-loaded
+	// counts requests, kv-aware-no-events prefill tokens and blocks.
 	alias := -1 // index of kv-aware-no-events, reported from least-loaded
 	ll := slices.Index(kinds, polLeastLoaded)
-	if ne := slices.Index(kinds, polKVAwareNoEvents); ne >= 0 && ll >= 0 && parallel {
+	sequential := mode == loadClosed && cfg.Concurrency == 1
+	if ne := slices.Index(kinds, polKVAwareNoEvents); ne >= 0 && ll >= 0 && parallel && sequential {
 		alias = ne
 	}
 	sims := make([]policySim, len(names))

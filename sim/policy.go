@@ -144,9 +144,13 @@ func policyKindOf(name string) (policyKind, error) {
 	return 0, checkPolicy(name)
 }
 
-// router picks a worker for each request.
+// router picks a worker for each request. Its load signal is its own
+// account of what it sent where (worker.inFlight, prefill, blocks; see
+// active.go), updated as it routes a request, at the request's first token
+// and at its end.
 type router struct {
 	kind   policyKind
+	bs     int
 	scale  float64
 	credit float64
 	next   int        // round-robin cursor
@@ -154,40 +158,54 @@ type router struct {
 	// ov is each worker's overlap with the request being routed: kv-aware
 	// fills it in choose, kv-aware-approx before it (history.overlaps).
 	ov []int
+	// track: the policy weighs Dynamo's active blocks and prefill tokens
+	// (the kv-aware family), so the workers keep them.
+	track bool
 }
 
 func newRouter(kind policyKind, cfg Config) *router {
-	r := &router{kind: kind, scale: cfg.PrefillLoadScale, credit: cfg.OverlapCredit}
+	r := &router{kind: kind, bs: cfg.BlockSize, scale: cfg.PrefillLoadScale, credit: cfg.OverlapCredit}
 	switch kind {
 	case polRandom:
 		r.rng = rand.New(rand.NewPCG(cfg.Seed, randomStreamSalt))
 	case polKVAware, polKVAwareApprox:
 		r.ov = make([]int, cfg.Workers)
 	}
+	r.track = kind == polKVAware || kind == polKVAwareApprox || kind == polKVAwareNoEvents
 	return r
 }
 
-// lessLoaded orders workers for least-loaded routing and for kv-aware ties:
-// fewer active blocks (worker.load), then fewer running requests, then fewer requests
-// routed so far, then the lower index. The third key makes a sequential
-// workload (where nothing is running when a request is routed) spread
-// round-robin instead of piling onto worker 0.
-func lessLoaded(ws []worker, a, b int) bool {
-	if x, y := ws[a].load(), ws[b].load(); x != y {
-		return x < y
+// newWorkers returns n workers of capacityBlocks each, keeping what the
+// router's policy weighs.
+func (r *router) newWorkers(n, capacityBlocks int) []worker {
+	ws := make([]worker, n)
+	for i := range ws {
+		ws[i].cache = newCache(capacityBlocks)
+		if r.track {
+			ws[i].refs = newTable(64, 3) // sparse: short probe runs for a delete-heavy table
+		}
 	}
-	if x, y := ws[a].running, ws[b].running; x != y {
-		return x < y
-	}
+	return ws
+}
+
+// fewerRouted breaks exact ties of the load-aware policies: the worker that
+// has received fewer requests so far, then the lower index. Dynamo draws
+// among tied workers uniformly at random (reservoir sampling in
+// select_exact_min_and_increment and in the KV selector's
+// minimum_cost_index); this deterministic stand-in gives each tied worker
+// its turn, so a sequential workload (nothing in flight when a request is
+// routed, every load 0) alternates like round-robin instead of piling onto
+// worker 0, as random ties would spread it on average.
+func fewerRouted(ws []worker, a, b int) bool {
 	if x, y := ws[a].requests, ws[b].requests; x != y {
 		return x < y
 	}
 	return a < b
 }
 
-// choose returns the worker for a request whose full blocks are ids and
-// whose prompt spans reqBlocks blocks (full and partial).
-func (r *router) choose(ids []uint64, reqBlocks int, ws []worker) int {
+// choose returns the worker for a request of in prompt tokens whose full
+// blocks are ids.
+func (r *router) choose(ids []uint64, in int, ws []worker) int {
 	switch r.kind {
 	case polRoundRobin:
 		w := r.next
@@ -196,18 +214,30 @@ func (r *router) choose(ids []uint64, reqBlocks int, ws []worker) int {
 	case polRandom:
 		return r.rng.IntN(len(ws))
 	case polLeastLoaded:
+		// Dynamo's least-loaded mode: the fewest requests in flight.
 		best := 0
 		for w := 1; w < len(ws); w++ {
-			if lessLoaded(ws, w, best) {
+			if x, y := ws[w].inFlight, ws[best].inFlight; x < y || (x == y && fewerRouted(ws, w, best)) {
 				best = w
 			}
 		}
 		return best
 	}
-	// kv-aware family: Dynamo's cost.
+	// kv-aware family: Dynamo's cost (lib/kv-router/src/scheduling/
+	// selector/default.rs, worker_logit, with the loads of
+	// selector/mod.rs WorkerSelectionInput::row):
+	//
+	//	prefill_load_scale × max(0, (active_prefill_tokens + isl) / block
+	//	                            − overlap_score_credit × overlap)
+	//	+ active_blocks + new_blocks
+	//
+	// where the first term is the worker's prefill backlog with this
+	// request on it, less what its cache holds, and the second its active
+	// blocks with this request's added (potential_decode_blocks).
 	if r.kind == polKVAware {
 		r.cacheOverlaps(ids, ws)
 	}
+	fb := float64(r.bs)
 	best := -1
 	var bestCost float64
 	for w := range ws {
@@ -215,16 +245,33 @@ func (r *router) choose(ids []uint64, reqBlocks int, ws []worker) int {
 		if r.kind != polKVAwareNoEvents {
 			overlap = r.ov[w]
 		}
-		newBlocks := float64(reqBlocks-overlap) - r.credit
-		if newBlocks < 0 {
-			newBlocks = 0
+		prefill := float64(ws[w].prefill+in)/fb - r.credit*float64(overlap)
+		if prefill < 0 {
+			prefill = 0
 		}
-		cost := r.scale*newBlocks + float64(ws[w].load())
-		if best < 0 || cost < bestCost || (cost == bestCost && lessLoaded(ws, w, best)) {
+		added := len(ids)
+		if ws[w].blocks > 0 {
+			added = ws[w].newBlocks(ids)
+		}
+		cost := r.scale*prefill + float64(ws[w].blocks+added)
+		if best < 0 || cost < bestCost || (cost == bestCost && fewerRouted(ws, w, best)) {
 			best, bestCost = w, cost
 		}
 	}
 	return best
+}
+
+// charge is the prefill tokens the router books for a request of in prompt
+// tokens sent to w: its prompt less the overlap it saw there
+// (ActiveSequences::new_tokens). Only the kv-aware family keeps the figure.
+func (r *router) charge(in, w int) int {
+	switch r.kind {
+	case polKVAware, polKVAwareApprox:
+		return max(in-r.ov[w]*r.bs, 0)
+	case polKVAwareNoEvents:
+		return in
+	}
+	return 0
 }
 
 // cacheOverlaps sets r.ov to each worker's cache.match(ids). A worker at a

@@ -3,30 +3,33 @@ package sim
 // worker is one simulated worker as the router sees it.
 type worker struct {
 	cache    *cache
-	running  int // requests in flight (queued or running)
 	requests int // requests routed here so far
-	// queued is the prompt blocks of requests routed here and not yet
-	// admitted (timed mode): the router counts them as this worker's load,
-	// as Dynamo's router counts the blocks of every request it has routed.
-	queued int
-	// ahead is the blocks a decode stretch holds for steps that have not
-	// started yet (timed mode), which the router must not see.
-	ahead int
+	// The router's account of the work it sent here (active.go).
+	inFlight int   // requests routed here and not finished
+	prefill  int   // prompt tokens of routed requests before their first token (Dynamo's active_prefill_tokens)
+	blocks   int   // distinct full prompt blocks of the requests in flight (Dynamo's active blocks)
+	refs     table // block id → requests in flight here holding it; kept for the kv-aware family only
+	// solo: one request is in flight and its blocks (sole) are the active
+	// ones; refs is empty (active.go).
+	solo bool
+	sole []uint64
 }
-
-// load is the worker's active blocks as the router counts them (Dynamo's
-// decode_blocks): blocks held by running requests plus those of requests
-// waiting for admission.
-func (w *worker) load() int { return w.cache.active() + w.queued - w.ahead }
 
 // flight is a running request of the cache-only simulation.
 type flight struct {
+	// atMS is its next event: the end of its prefill (its first token)
+	// while the router books prefill tokens for it, then its completion.
+	atMS    float64
 	endMS   float64
 	seq     int64
 	worker  int32
 	scratch int32 // scratch blocks granted
 	keep    int32 // of them, blocks full at completion, kept cached
-	pins    []int32
+	charge  int32 // prefill tokens the router booked for it, until its first token
+	// prefilling: atMS is its first token (it may equal endMS)
+	prefilling bool
+	pins       []int32
+	ids        []uint64 // its full blocks, for the router's account (kv-aware family)
 }
 
 // cacheSim is one policy's cache-only simulation: requests take the
@@ -50,14 +53,11 @@ type cacheSim struct {
 
 func newCacheSim(cfg Config, kind policyKind, mode loadMode) *cacheSim {
 	s := &cacheSim{
-		cfg:     cfg,
-		mode:    mode,
-		router:  newRouter(kind, cfg),
-		workers: make([]worker, cfg.Workers),
+		cfg:    cfg,
+		mode:   mode,
+		router: newRouter(kind, cfg),
 	}
-	for i := range s.workers {
-		s.workers[i].cache = newCache(cfg.CapacityBlocks)
-	}
+	s.workers = s.router.newWorkers(cfg.Workers, cfg.CapacityBlocks)
 	s.res.Name = cfg.Policy
 	s.res.BlockSize = cfg.BlockSize
 	return s
@@ -82,20 +82,19 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	if s.mode == loadClosed {
 		for len(s.heap) >= s.cfg.Concurrency {
 			f := s.heap.pop(s.flights)
-			s.nowMS = max(s.nowMS, s.flights[f].endMS)
-			s.complete(f)
+			s.nowMS = max(s.nowMS, s.flights[f].atMS)
+			s.event(f)
 		}
 	}
 	if s.mode != loadClosed || q.arrivalMS > s.nowMS { // arrival times, or a ramp's first sends
 		t := max(q.arrivalMS, s.nowMS)
-		for len(s.heap) > 0 && s.flights[s.heap[0]].endMS <= t {
-			s.complete(s.heap.pop(s.flights))
+		for len(s.heap) > 0 && s.flights[s.heap[0]].atMS <= t {
+			s.event(s.heap.pop(s.flights))
 		}
 		s.nowMS = t
 	}
 
-	reqBlocks := (q.in + bs - 1) / bs
-	w := s.router.choose(ids, reqBlocks, s.workers)
+	w := s.router.choose(ids, q.in, s.workers)
 	if s.router.kind == polKVAwareApprox {
 		s.hist.recordSent(ids, q.seen, s.router.ov[w], w)
 	}
@@ -106,8 +105,6 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	f := &s.flights[fi]
 	wk := &s.workers[w]
 	overlap, granted, pins := wk.cache.acquire(ids, extra, f.pins[:0])
-	wk.running++
-	wk.requests++
 
 	cachedTokens := overlap * bs
 	f.pins = pins
@@ -116,11 +113,33 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	f.keep = int32(min(kv/bs-len(ids), granted))
 	f.seq = s.seq
 	s.seq++
-	f.endMS = s.nowMS + s.cfg.PrefillMSPerToken*float64(q.in-cachedTokens) + s.cfg.DecodeMSPerToken*float64(q.out)
+	prefillEnd := s.nowMS + s.cfg.PrefillMSPerToken*float64(q.in-cachedTokens)
+	f.endMS = prefillEnd + s.cfg.DecodeMSPerToken*float64(q.out)
+	f.atMS, f.charge, f.prefilling = f.endMS, 0, false
+	if s.router.track {
+		f.ids = append(f.ids[:0], ids...)
+		if prefillEnd > s.nowMS { // the first token comes at the end of the prefill
+			f.atMS, f.charge, f.prefilling = prefillEnd, int32(s.router.charge(q.in, w)), true
+		}
+	}
+	wk.activeAdd(f.ids, int(f.charge), s.router.track)
 	s.heap.push(fi, s.flights)
 
 	s.res.count(q, overlap, bs)
 	return nil
+}
+
+// event handles a flight's next event: the first token, after which the
+// router no longer books its prefill, or its completion.
+func (s *cacheSim) event(fi int32) {
+	f := &s.flights[fi]
+	if f.prefilling {
+		s.workers[f.worker].activePrefillDone(int(f.charge))
+		f.atMS, f.charge, f.prefilling = f.endMS, 0, false
+		s.heap.push(fi, s.flights)
+		return
+	}
+	s.complete(fi)
 }
 
 // count adds one routed request to the cache figures.
@@ -155,13 +174,13 @@ func (s *cacheSim) complete(fi int32) {
 	f := &s.flights[fi]
 	wk := &s.workers[f.worker]
 	wk.cache.release(f.pins, int(f.scratch), int(f.keep))
-	wk.running--
+	wk.activeFree(f.ids, s.router.track)
 	s.freeF = append(s.freeF, fi)
 }
 
 func (s *cacheSim) result() (Result, error) {
 	for len(s.heap) > 0 {
-		s.complete(s.heap.pop(s.flights))
+		s.event(s.heap.pop(s.flights))
 	}
 	r := s.res
 	r.finish(s.workers)
@@ -195,13 +214,13 @@ func (r *Result) finish(ws []worker) {
 	}
 }
 
-// flightHeap is a binary min-heap of flight indices ordered by completion
-// time, then issue order.
+// flightHeap is a binary min-heap of flight indices ordered by their next
+// event's time, then issue order.
 type flightHeap []int32
 
 func flightLess(fs []flight, a, b int32) bool {
-	if fs[a].endMS != fs[b].endMS {
-		return fs[a].endMS < fs[b].endMS
+	if fs[a].atMS != fs[b].atMS {
+		return fs[a].atMS < fs[b].atMS
 	}
 	return fs[a].seq < fs[b].seq
 }

@@ -21,15 +21,18 @@ func TestHandWorked(t *testing.T) {
 	// evicts the LRU block, b2. r6 B→w1: b1 b2 cached: hit.
 	// Hits 2, cached tokens (2+2)×16 = 64, evictions 3.
 	//
-	// kv-aware: cost = max(blocks − overlap − 1, 0) + active, active is 0
-	// between sequential requests. r1 A: 2 on both, tie → w0. r2 A: w0 0,
-	// w1 2 → w0, hit. r3 B: 1 on both, tie, w1 has fewer requests → w1.
-	// r4 B → w1, r5 A → w0, r6 B → w1, all hits with full overlap.
-	// Hits 4, cached (3+2+3+2)×16 = 160, no evictions.
+	// kv-aware: Dynamo's cost max(0, (booked + prompt tokens)/16 − overlap)
+	// + active blocks + new blocks; nothing is in flight between sequential
+	// requests, so it is max(0, blocks − overlap) + blocks. r1 A: 6 on
+	// both, tie → w0. r2 A: w0 0 + 3, w1 6 → w0, hit. r3 B: 4 on both,
+	// tie, w1 has fewer requests → w1. r4 B → w1, r5 A → w0, r6 B → w1,
+	// all hits with full overlap. Hits 4, cached (3+2+3+2)×16 = 160, no
+	// evictions.
 	//
-	// least-loaded: nothing is running at routing time, so the tie-break on
-	// requests routed so far alternates w0 w1 like round-robin; and
-	// kv-aware-no-events sees no overlap, so its cost is least-loaded's.
+	// least-loaded: nothing is in flight at routing time, so the tie-break
+	// on requests routed so far alternates w0 w1 like round-robin; and
+	// kv-aware-no-events sees no overlap, so its cost is the same on both
+	// workers and the same tie-break decides.
 	w1seq := []testReq{reqA, reqA, reqB, reqB, reqA, reqB}
 
 	// Workload 2, capacity 2 blocks: A' B C A' C with A' = a1 a2.
@@ -89,23 +92,40 @@ func TestHandWorked(t *testing.T) {
 	}
 }
 
-// TestConcurrencyAndLoad checks that running requests pin blocks and steer
-// kv-aware routing by load.
+// TestConcurrencyAndLoad checks that requests in flight steer kv-aware
+// routing through Dynamo's cost: prefill_load_scale × max(0, (prefill
+// tokens booked + prompt) / block − credit × overlap) + active blocks + the
+// request's new blocks, all from the router's own account.
 func TestConcurrencyAndLoad(t *testing.T) {
-	// Concurrency 2, unbounded cache, block 16, no output. r1 A→w0 and
-	// r2 B: costs max(2−0−1,0) + active = 1 + 3 on w0 (A's 3 blocks
-	// pinned) vs 1 + 0 on w1 → w1. Now both run; r3 A waits for the
-	// earliest completion. r1 ends at 0.03×48 = 1.44 ms, r2 at 0.03×32 =
-	// 0.96 ms, so r2 (w1) completes first and A still pins w0: cost of A on
-	// w0 = max(3−3−1,0) + 3 = 3, on w1 = max(3−0−1,0) + 0 = 2 → w1, a
-	// repeat that misses.
+	// Concurrency 2, unbounded cache, block 16, no output. r1 A (48 tokens,
+	// 3 blocks) → w0 (all 0: tie, lower index); the router books 48 prefill
+	// tokens and 3 blocks on w0. r2 B (32, 2): w0 (48+32)/16 + 3+2 = 10, w1
+	// 32/16 + 0+2 = 4 → w1. r3 A waits for the earliest event: B's first
+	// token at 0.03 × 32 = 0.96 ms, which is also its end (no output), so
+	// w1 is empty again; A's prefill on w0 runs to 1.44 ms. r3 A on w0:
+	// max(0, (48+48)/16 − 3) + 3 + 0 new (A's blocks are in flight there)
+	// = 6; on w1: 48/16 + 0 + 3 = 6. A tie; both have 1 request → w0, a hit.
 	src := &sliceSource{bs: 16, reqs: []testReq{reqA, reqB, reqA}}
 	r, err := Run(src, Config{Workers: 2, Policy: KVAware, Concurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Workers[0].Requests != 1 || r.Workers[1].Requests != 2 || r.RepeatRequests != 1 || r.HitRequests != 0 {
-		t.Fatalf("workers %d/%d repeats %d hits %d, want 1/2 1 0", r.Workers[0].Requests, r.Workers[1].Requests, r.RepeatRequests, r.HitRequests)
+	if r.Workers[0].Requests != 2 || r.Workers[1].Requests != 1 || r.RepeatRequests != 1 || r.HitRequests != 1 {
+		t.Fatalf("workers %d/%d repeats %d hits %d, want 2/1 1 1", r.Workers[0].Requests, r.Workers[1].Requests, r.RepeatRequests, r.HitRequests)
+	}
+	// Concurrency 3, A A A at once. r1 → w0. r2 on w0: max(0, 96/16 − 3) +
+	// 3 + 0 = 6 (A is cached there: the cache-only model stores a request's
+	// blocks as it starts); on w1 48/16 + 0 + 3 = 6: a tie, and w1 has had
+	// fewer requests → w1, a repeat that misses: the prefill backlog on w0
+	// outweighs the overlap. r3: both hold A and book 48 tokens and 3
+	// blocks: 6 and 6, both have 1 request → w0, a hit.
+	src = &sliceSource{bs: 16, reqs: []testReq{reqA, reqA, reqA}}
+	r, err = Run(src, Config{Workers: 2, Policy: KVAware, Concurrency: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Workers[0].Requests != 2 || r.Workers[1].Requests != 1 || r.RepeatRequests != 2 || r.HitRequests != 1 {
+		t.Fatalf("A A A: workers %d/%d repeats %d hits %d, want 2/1 2 1", r.Workers[0].Requests, r.Workers[1].Requests, r.RepeatRequests, r.HitRequests)
 	}
 	// Sequentially the same requests go A→w0, B→w1, A→w0 (overlap 3): a hit.
 	src = &sliceSource{bs: 16, reqs: []testReq{reqA, reqB, reqA}}

@@ -25,6 +25,8 @@ type seq struct {
 	engine  int32 // engine holding it now
 	pengine int32 // its prefill engine, while disaggregated
 	counted bool  // cache figures counted (at its first admission)
+	routed  int32 // the worker the router sent it to (Config.Workers' index)
+	charge  int   // prefill tokens the router booked for it, until its first token
 
 	kv, gen int     // tokens with KV on the engine; output tokens sampled
 	pins    []int32 // stored prompt blocks held on the engine
@@ -44,7 +46,7 @@ type engine struct {
 	idx     int32
 	role    uint8
 	cache   *cache
-	rt      *worker // the router's view of it
+	rt      *worker // the router's account of it
 	step    StepTimer
 	budget  int
 	maxSeqs int
@@ -109,14 +111,14 @@ type timedSim struct {
 func newTimedSim(cfg Config, kind policyKind, mode loadMode, hist *history) (*timedSim, error) {
 	e := cfg.Engine
 	s := &timedSim{
-		cfg:     cfg,
-		eng:     e,
-		mode:    mode,
-		bs:      cfg.BlockSize,
-		router:  newRouter(kind, cfg),
-		hist:    hist,
-		workers: make([]worker, cfg.Workers),
+		cfg:    cfg,
+		eng:    e,
+		mode:   mode,
+		bs:     cfg.BlockSize,
+		router: newRouter(kind, cfg),
+		hist:   hist,
 	}
+	s.workers = s.router.newWorkers(cfg.Workers, cfg.CapacityBlocks)
 	role := roleAggregated
 	if e.DecodeWorkers > 0 {
 		role = rolePrefill
@@ -124,7 +126,6 @@ func newTimedSim(cfg Config, kind policyKind, mode loadMode, hist *history) (*ti
 		s.link = newLink(e.Link)
 	}
 	for i := range s.workers {
-		s.workers[i].cache = newCache(cfg.CapacityBlocks)
 		s.engines = append(s.engines, &engine{idx: int32(len(s.engines)), role: role, cache: s.workers[i].cache, rt: &s.workers[i],
 			step: e.Step, budget: e.MaxNumBatchedTokens, maxSeqs: e.MaxNumSeqs})
 	}
@@ -183,22 +184,19 @@ func (s *timedSim) step(q *prepared, ids []uint64) error {
 	return nil
 }
 
-// route picks the worker of a request.
+// route picks the worker of a request and books it in the router's
+// account, from its decision on (queued requests are load).
 func (s *timedSim) route(sq *seq, q *prepared) int32 {
-	s.refreshLoads(s.engines[:len(s.workers)])
-	w := s.router.choose(sq.ids, ceilDiv(sq.in, s.bs), s.workers)
+	w := s.router.choose(sq.ids, sq.in, s.workers)
 	if s.router.kind == polKVAwareApprox {
 		s.hist.recordSent(sq.ids, q.seen, s.router.ov[w], w)
 	}
-	rt := &s.workers[w]
-	rt.running++
-	rt.requests++
-	rt.queued += ceilDiv(sq.in, s.bs)
+	sq.routed, sq.charge = int32(w), s.router.charge(sq.in, w)
+	s.workers[w].activeAdd(sq.ids, sq.charge, s.router.track)
 	return int32(w)
 }
 
-// enqueue puts a routed request in its worker's queue. The router counts it
-// as that worker's load from its decision on.
+// enqueue puts a routed request in its worker's queue.
 func (s *timedSim) enqueue(si int32) {
 	sq := &s.seqs[si]
 	e := s.engines[sq.engine]
@@ -430,7 +428,6 @@ func (s *timedSim) admitWaiting(e *engine, budget int, preempted bool) {
 			e.cache.grant(need)
 			sq.scratch = need
 			sq.queueMS += s.nowMS - sq.waitFromMS
-			e.rt.queued -= need
 			e.receiving++
 			sq.xferFromMS = s.nowMS
 			bytes := float64(sq.in) * s.eng.Link.BytesPerToken
@@ -461,7 +458,6 @@ func (s *timedSim) admitWaiting(e *engine, budget int, preempted bool) {
 		sq.queueMS += s.nowMS - sq.waitFromMS
 		if !sq.counted {
 			sq.counted = true
-			e.rt.queued -= ceilDiv(sq.in, bs)
 			s.res.count(&prepared{in: sq.in, n: len(sq.ids), seen: sq.seen, repeat: sq.repeat}, overlap, bs)
 		}
 		e.running = append(e.running, si)
@@ -590,28 +586,6 @@ func (s *timedSim) inProgress(e *engine) int {
 	return hi
 }
 
-// aheadOf is the blocks e's stretch holds beyond what its sequences have
-// taken by step j (each step takes the block of its own token as it starts).
-func (s *timedSim) aheadOf(e *engine, j int) int {
-	n := 0
-	for _, si := range e.decodes {
-		sq := &s.seqs[si]
-		n += ceilDiv(sq.kv+e.k, s.bs) - ceilDiv(sq.kv+j, s.bs)
-	}
-	return n
-}
-
-// refreshLoads sets the router's view of the engines' blocks at now, as if
-// every step took its blocks as it starts.
-func (s *timedSim) refreshLoads(es []*engine) {
-	for _, e := range es {
-		e.rt.ahead = 0
-		if e.busy && e.k > 1 {
-			e.rt.ahead = s.aheadOf(e, s.inProgress(e))
-		}
-	}
-}
-
 // truncate ends a decode stretch at the end of the step in progress, so that
 // the engine can take new work at its next iteration.
 func (s *timedSim) truncate(e *engine) {
@@ -630,7 +604,6 @@ func (s *timedSim) truncate(e *engine) {
 			sq.scratch -= g
 		}
 	}
-	e.rt.ahead = 0
 	e.k = hi
 	e.endMS = e.startMS + stretchMS(hi, e.d0, e.dd)
 	e.ver++
@@ -746,26 +719,42 @@ func (s *timedSim) endIteration(e *engine) {
 	}
 }
 
-// sample records one sampled token of sq at now.
+// sample records one sampled token of sq at now. The first one ends the
+// prefill the router booked (on a prefill worker, handOff does).
 func (s *timedSim) sample(sq *seq, now float64) {
 	sq.gen++
 	if sq.gen == 1 && !(s.seqEngine(sq).role == rolePrefill) {
 		sq.firstMS = now
+		if sq.charge > 0 { // aggregated; a prefill worker's charge ends at handOff
+			s.workers[sq.routed].activePrefillDone(sq.charge)
+			sq.charge = 0
+		}
 	}
 }
 
 func (s *timedSim) seqEngine(sq *seq) *engine { return s.engines[sq.engine] }
 
-// handOff moves a prefilled request from its prefill engine to the decode
-// worker with the least load, where it waits for blocks for its KV.
+// handOff moves a prefilled request from its prefill engine to a decode
+// worker, where it waits for blocks for its KV. The prefill request ends
+// for the router here (Dynamo's prefill router frees it when the prefill
+// worker answers, before the KV moves). The decode worker is the one with
+// the fewest active blocks by the router's account: Dynamo's decode
+// routing, whose cost keeps potential_decode_blocks alone (its decode
+// router forces the overlap credit to 0 and tracks no prefill tokens;
+// selector/default.rs), whatever policy routes the prefill. Each request's
+// prompt counts on its own, as the simulated decode worker holds it (it
+// caches no prefixes).
 func (s *timedSim) handOff(p *engine, si int32) {
 	sq := &s.seqs[si]
 	sq.ppins, sq.pins = sq.pins, sq.ppins[:0]
 	sq.pscr, sq.scratch = sq.scratch, 0
-	s.refreshLoads(s.engines[len(s.workers):])
+	pw := &s.workers[sq.routed]
+	pw.activePrefillDone(sq.charge)
+	sq.charge = 0
+	pw.activeFree(sq.ids, s.router.track)
 	d := 0
 	for j := 1; j < len(s.dworkers); j++ {
-		if lessLoaded(s.dworkers, j, d) {
+		if x, y := s.dworkers[j].blocks, s.dworkers[d].blocks; x < y || (x == y && fewerRouted(s.dworkers, j, d)) {
 			d = j
 		}
 	}
@@ -775,9 +764,7 @@ func (s *timedSim) handOff(p *engine, si int32) {
 	sq.gen = 0 // the decode worker samples the first token again
 	sq.kv = 0
 	sq.waitFromMS = s.nowMS
-	de.rt.running++
-	de.rt.requests++
-	de.rt.queued += ceilDiv(sq.in, s.bs)
+	de.rt.decodeAdd(len(sq.ids))
 	de.waiting.pushBack(si)
 	s.kick(de)
 }
@@ -790,7 +777,6 @@ func (s *timedSim) transferDone(si int32) {
 	p := s.engines[sq.pengine]
 	s.release(p, sq.ppins, sq.pscr, sq.in)
 	sq.ppins, sq.pscr = sq.ppins[:0], 0
-	p.rt.running--
 	if len(p.running) > 0 || p.waiting.len() > 0 {
 		s.kick(p)
 	}
@@ -808,7 +794,11 @@ func (s *timedSim) finish(e *engine, si int32) {
 	now := s.nowMS
 	s.release(e, sq.pins, sq.scratch, sq.kv)
 	sq.pins, sq.scratch = sq.pins[:0], 0
-	e.rt.running--
+	if e.role == roleDecode {
+		e.rt.decodeFree(len(sq.ids))
+	} else {
+		s.workers[sq.routed].activeFree(sq.ids, s.router.track)
+	}
 	s.inFlight--
 	s.completed++
 	s.outTokens += int64(sq.out)

@@ -50,7 +50,7 @@ manifest's line:col. What a manifest lacks comes from --gpu, --link,
 plan file with [deployment] manifest = "..."; what is still missing is
 assumed and listed.`,
 		Flags: append(append(ruleFlags(), supplementFlags()...),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "table, json, markdown, junit, sarif or github"},
+			outputFlag(report.FormatTable, report.CheckFormats()),
 			&cli.StringFlag{Name: "fail-on", Value: "deny", Usage: "lowest severity that fails the check: deny, warn or info"},
 			&cli.BoolFlag{Name: "explain", Usage: "also show how each figure was derived (table and markdown)"},
 			pathsRootFlag(), allowOutsideFlag(),

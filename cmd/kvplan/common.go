@@ -18,13 +18,15 @@ import (
 // commonFlags are accepted by every command that prints a result.
 func commonFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table",
-			Usage: "output format: table, json or markdown"},
+		outputFlag(report.FormatTable, docFormats),
 		&cli.StringSliceFlag{Name: "catalog", EnvVars: []string{catalog.EnvVar},
 			Usage: "directory (or file) of *.toml catalog entries merged over the embedded catalog; repeatable. Precedence: flag > $" + catalog.EnvVar + " > embedded"},
 		&cli.BoolFlag{Name: "explain", Usage: "show every figure with its formula and the values that produced it"},
 	}
 }
+
+// docFormats are the formats of report.Render, in the order help lists them.
+var docFormats = []string{report.FormatTable, report.FormatJSON, report.FormatMarkdown}
 
 func withCommon(flags ...cli.Flag) []cli.Flag { return append(flags, commonFlags()...) }
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -325,6 +326,270 @@ func TestCommonFlagsClaim(t *testing.T) {
 	for _, p := range [][]string{{"kv"}, {"disagg"}, {"memory"}, {"perf"}, {"route"}, {"plan"}, {"check"}} {
 		if !has(p, "explain") {
 			t.Errorf("kvplan %v lacks --explain, which the help promises", p)
+		}
+	}
+}
+
+// conventionRuns is one working run of every command, as a user types it.
+// TestConventionsCoverEveryCommand fails for a command that has none, so
+// a new command cannot skip the convention tests that follow, which run
+// every command of the app.
+var conventionRuns = map[string][]string{
+	"kv":            {"--model", "qwen3-0.6b", "--input-tokens", "1500"},
+	"disagg":        {"--model", "qwen3-0.6b", "--link", "1gbe"},
+	"memory":        {"--model", "qwen3-0.6b", "--gpu", "l4"},
+	"perf":          {"--model", "qwen3-0.6b", "--gpu", "l4", "--isl", "512", "--osl", "64", "--concurrency", "4"},
+	"check":         {"../../examples/clean.toml"},
+	"manifest show": {"../../testdata/manifests/dynamo/vllm_agg_router.yaml", "--gpu", "h100-sxm"},
+	"rules list":    {},
+	"rules show":    {"kv-router-without-events"},
+	"rules env":     {},
+	"rules test":    {"../../testdata/rules/tests"},
+	"route":         {"--kv-slots", "14816"},
+	"simulate":      {"--synthetic", "4x256x2", "--kv-slots", "14816"},
+	"plan":          {"--model", "qwen3-0.6b", "--isl", "512", "--osl", "64", "--rate", "1", "--ttft-p95", "1s", "--itl-p95", "100ms", "--gpu", "l4", "--verify", "0"},
+	"models list":   {},
+	"models show":   {"qwen3-0.6b"},
+	"models import": {"../../testdata/models/Qwen--Qwen3-0.6B.json", "--print"},
+	"links list":    {},
+	"links show":    {"1gbe"},
+	"gpus list":     {},
+	"gpus show":     {"l4"},
+	"engines list":  {},
+	"engines show":  {"vllm"},
+	"completion":    {"bash"},
+}
+
+// leafCommands returns every command that runs (groups excluded), by path.
+func leafCommands() map[string]*cli.Command {
+	out := map[string]*cli.Command{}
+	var walk func(path string, cmds []*cli.Command)
+	walk = func(path string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := strings.TrimSpace(path + " " + c.Name)
+			if len(c.Subcommands) > 0 {
+				walk(p, c.Subcommands)
+			} else {
+				out[p] = c
+			}
+		}
+	}
+	walk("", newApp(nil, nil).Commands)
+	return out
+}
+
+func TestConventionsCoverEveryCommand(t *testing.T) {
+	for path := range leafCommands() {
+		args, ok := conventionRuns[path]
+		if !ok {
+			t.Errorf("kvplan %s has no entry in conventionRuns: add one working run so the convention tests cover it", path)
+			continue
+		}
+		_, errOut, code := kvplan(t, append(strings.Fields(path), args...)...)
+		if code != ExitOK && code != ExitFindings {
+			t.Errorf("kvplan %s %s: exit %d: %s", path, strings.Join(args, " "), code, errOut)
+		}
+	}
+	for path := range conventionRuns {
+		if _, ok := leafCommands()[path]; !ok {
+			t.Errorf("conventionRuns names %q, which is not a command", path)
+		}
+	}
+}
+
+// TestEveryCommandHelp: every command's help has examples (its usage
+// lines, each a kvplan command) and the exit codes.
+func TestEveryCommandHelp(t *testing.T) {
+	for path := range leafCommands() {
+		h, errOut, code := kvplan(t, append(strings.Fields(path), "--help")...)
+		if code != ExitOK {
+			t.Fatalf("%s --help: exit %d: %s", path, code, errOut)
+		}
+		_, usage, _ := strings.Cut(h, "USAGE:\n")
+		usage, _, _ = strings.Cut(usage, "\n\n")
+		if !strings.Contains(usage+"\n", "kvplan "+path+" ") && !strings.Contains(usage+"\n", "kvplan "+path+"\n") {
+			t.Errorf("kvplan %s --help: no example under USAGE:\n%s", path, h)
+		}
+		if !strings.Contains(h, exitCodesHelp) {
+			t.Errorf("kvplan %s --help lacks the exit codes", path)
+		}
+	}
+}
+
+// sharedFlags are the flags of flagnames.go, built by their constructors:
+// a command's flag that has any of their names must be the shared flag
+// (its primary name first, its aliases kept).
+func sharedFlags() []cli.Flag {
+	return []cli.Flag{tensorParallelFlag(1, ""), pipelineParallelFlag(1, ""), gpuUtilFlag(0.9, ""), maxModelLenFlag(""),
+		enforceEagerFlag(""), maxNumSeqsFlag(""), maxNumBatchedTokensFlag(""), kvDtypeFlag(""), inputTokensFlag(0, "", "tokens", "isl"),
+		outputTokensFlag(0, "", "osl"), kvBufferFlag(""), memoryLimitFlag("")}
+}
+
+// TestFlagNamesFollowConventions: a setting that has a shared flag
+// (vLLM's name, the plan key's) is spelled the same in every command, with
+// kvplan's older names as aliases; a command may not offer only an alias.
+func TestFlagNamesFollowConventions(t *testing.T) {
+	for path, c := range leafCommands() {
+		for _, f := range c.Flags {
+			for _, s := range sharedFlags() {
+				shared := s.Names()
+				if !slices.ContainsFunc(f.Names(), func(n string) bool { return slices.Contains(shared, n) }) {
+					continue
+				}
+				if f.Names()[0] != shared[0] {
+					t.Errorf("kvplan %s: --%s is a spelling of --%s; name the flag --%s (flagnames.go), with --%s as an alias", path, f.Names()[0], shared[0], shared[0], f.Names()[0])
+					continue
+				}
+				if shared[0] == flagInputTokens || shared[0] == flagOutputTokens {
+					continue // each command keeps its own older spellings
+				}
+				for _, a := range shared[1:] {
+					if !slices.Contains(f.Names(), a) {
+						t.Errorf("kvplan %s: --%s lacks its alias --%s (use the constructor in flagnames.go)", path, shared[0], a)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestOutputFormatsStated: every -o lists its formats, refuses another
+// before the command runs (with no other argument given), and the formats
+// it names in the error are those its help lists.
+func TestOutputFormatsStated(t *testing.T) {
+	for path, c := range leafCommands() {
+		var o *cli.StringFlag
+		for _, f := range c.Flags {
+			if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "output" {
+				o = sf
+			}
+		}
+		if o == nil {
+			continue
+		}
+		if o.Action == nil || !slices.Contains(o.Aliases, "o") {
+			t.Errorf("kvplan %s: -o is not built by outputFlag (flagnames.go)", path)
+			continue
+		}
+		_, errOut, code := kvplan(t, append(strings.Fields(path), "-o", "bogus")...)
+		_, list, ok := strings.Cut(strings.TrimSpace(errOut), "is not a format; use one of ")
+		if code != ExitUsage || !ok {
+			t.Errorf("kvplan %s -o bogus: exit %d, %q; want exit 2 listing the formats", path, code, errOut)
+			continue
+		}
+		for _, format := range strings.Split(list, ", ") {
+			if !strings.Contains(o.Usage, format) {
+				t.Errorf("kvplan %s: -o accepts %s, which its help (%q) does not state", path, format, o.Usage)
+			}
+		}
+	}
+}
+
+// TestNumberGrammarInEveryCommand: every integer and real flag of every
+// command reads the one number grammar (1.5k, 2M, 1e6) and refuses what it
+// does not read with the grammar's message, not urfave's "parse error".
+func TestNumberGrammarInEveryCommand(t *testing.T) {
+	for path, c := range leafCommands() {
+		for _, f := range c.Flags {
+			want := ""
+			switch f.(type) {
+			case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+				want = "want a count such as 8000, 1.5k, 2M or 1e6"
+			case *cli.Float64Flag:
+				want = "want a number such as 0.9, 1.5k or 1e6"
+			default:
+				continue
+			}
+			name := f.Names()[0]
+			_, errOut, code := kvplan(t, append(strings.Fields(path), "--"+name, "1.5x")...)
+			if code != ExitUsage || !strings.Contains(errOut, want) {
+				t.Errorf("kvplan %s --%s 1.5x: exit %d, %q; want the number grammar's error", path, name, code, errOut)
+			}
+		}
+	}
+}
+
+// TestDidYouMeanInEveryCommand: a flag of every command, mistyped, gets a
+// did-you-mean naming it.
+func TestDidYouMeanInEveryCommand(t *testing.T) {
+	for path, c := range leafCommands() {
+		longest := ""
+		for _, f := range c.Flags {
+			if n := f.Names()[0]; len(n) > len(longest) {
+				longest = n
+			}
+		}
+		if len(longest) < 5 {
+			continue // completion: no flags of its own
+		}
+		typo := longest[:len(longest)-1]
+		_, errOut, code := kvplan(t, append(strings.Fields(path), "--"+typo, "1")...)
+		if want := "unknown flag --" + typo + "; did you mean --" + longest + "?"; code != ExitUsage || !strings.Contains(errOut, want) {
+			t.Errorf("kvplan %s --%s: exit %d, %q; want %q", path, typo, code, errOut, want)
+		}
+	}
+}
+
+// TestCompletionCoversEveryCommand: the fish script (which writes every
+// command and flag out) names every command and each of its flags.
+func TestCompletionCoversEveryCommand(t *testing.T) {
+	fish, _, code := kvplan(t, "completion", "fish")
+	if code != ExitOK {
+		t.Fatal("completion fish failed")
+	}
+	for path, c := range leafCommands() {
+		name := c.Name
+		for _, f := range c.Flags {
+			want := "__fish_seen_subcommand_from " + name + "' -f -l " + f.Names()[0]
+			if !strings.Contains(fish, want) {
+				t.Errorf("fish completion of kvplan %s lacks --%s", path, f.Names()[0])
+			}
+		}
+	}
+}
+
+// TestEnumsInAnyCase: -o and every name-like value is matched without
+// regard to case, in every command that takes it: the upper-case run
+// prints what the lower-case run prints.
+func TestEnumsInAnyCase(t *testing.T) {
+	type run struct{ lower, upper []string }
+	var runs []run
+	for path, c := range leafCommands() {
+		args, ok := conventionRuns[path]
+		if !ok {
+			continue // TestConventionsCoverEveryCommand reports it
+		}
+		for _, f := range c.Flags {
+			if o, ok := f.(*cli.StringFlag); ok && o.Name == "output" {
+				format := o.Value // rules test writes table or junit
+				if strings.Contains(o.Usage, "json") {
+					format = "json"
+				}
+				base := append(strings.Fields(path), args...)
+				runs = append(runs, run{append(slices.Clone(base), "-o", format), append(slices.Clone(base), "-o", strings.ToUpper(format))})
+			}
+		}
+	}
+	perf := []string{"perf", "--model", "qwen3-0.6b", "--gpu", "l4", "--isl", "512", "--osl", "64"}
+	sim := []string{"simulate", "--synthetic", "4x256x2", "--kv-slots", "14816"}
+	plan := conventionRuns["plan"]
+	runs = append(runs,
+		run{append(slices.Clone(perf), "--engine", "sglang", "--weight-dtype", "fp8", "--kv-cache-dtype", "fp8"),
+			append(slices.Clone(perf), "--engine", "SGLang", "--weight-dtype", "FP8", "--kv-cache-dtype", "FP8")},
+		run{append(slices.Clone(perf), "--sweep", "concurrency=1,2"), append(slices.Clone(perf), "--sweep", "Concurrency=1,2")},
+		run{append(slices.Clone(sim), "--policy", "kv-aware,random"), append(slices.Clone(sim), "--policy", "KV-Aware,RANDOM")},
+		run{[]string{"simulate", "--synthetic", "4x256x2", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine", "vllm", "--weight-dtype", "fp8"},
+			[]string{"simulate", "--synthetic", "4x256x2", "--model", "Qwen/Qwen3-0.6B", "--gpu", "L4", "--engine", "VLLM", "--weight-dtype", "FP8"}},
+		run{append(append([]string{"plan"}, plan...), "--pricing", "spot", "--kv-cache-dtype", "fp8", "--weight-dtype", "fp8"),
+			append(append([]string{"plan"}, plan...), "--pricing", "SPOT", "--kv-cache-dtype", "FP8", "--weight-dtype", "FP8")},
+		run{[]string{"route", "--model", "qwen3-0.6b", "--gpu", "l4", "--kv-cache-dtype", "fp8"}, []string{"route", "--model", "qwen3-0.6b", "--gpu", "L4", "--kv-cache-dtype", "FP8"}},
+		run{[]string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--rate", "2", "--engine", "sglang"}, []string{"disagg", "--model", "qwen3-0.6b", "--link", "1GbE", "--rate", "2", "--engine", "SGLANG"}},
+	)
+	for _, r := range runs {
+		lo, errLo, codeLo := kvplan(t, r.lower...)
+		up, errUp, codeUp := kvplan(t, r.upper...)
+		if codeLo > ExitFindings || lo == "" || codeLo != codeUp || lo != up {
+			t.Errorf("%v (exit %d, %s) and %v (exit %d, %s) differ", r.lower, codeLo, errLo, r.upper, codeUp, errUp)
 		}
 	}
 }

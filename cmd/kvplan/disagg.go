@@ -117,17 +117,22 @@ func runDisagg(c *cli.Context) error {
 // p when --rate gives the load (--concurrency counts transfers sharing the
 // link, not requests in flight, so it sets no load).
 func disaggAtLoad(c *cli.Context, cat *catalog.Catalog, sc planner.DisaggScenario, p *planner.DisaggPlan) error {
-	s := c.String("rate")
-	if s == "" || sc.SameGPU || sc.OutputTokens < 1 {
-		return nil
-	}
-	rate, err := units.ParseNumber(s)
-	if err != nil || !(rate > 0) || rate > 1e6 {
-		return fmt.Errorf("--rate %q: want requests per second above 0 (at most 1,000,000)", s)
-	}
-	engine, err := cat.Engine(c.String("engine"))
+	engine, err := cat.Engine(c.String("engine")) // a mistyped --engine is an error even without --rate
 	if err != nil {
 		return err
+	}
+	s := c.String("rate")
+	switch {
+	case s == "":
+		return nil
+	case sc.SameGPU:
+		return fmt.Errorf("disagg: --rate compares the split with the same GPUs aggregated; with --same-gpu there is no second GPU to compare, so leave --rate out")
+	case sc.OutputTokens < 1:
+		return fmt.Errorf("disagg: --rate compares decode iterations at the load; give --output-tokens of at least 1")
+	}
+	rate, err := units.ParseNumber(s)
+	if err != nil || !(rate > 0) || rate > maxRatePerS {
+		return fmt.Errorf("--rate %q: want requests per second above 0 (at most 1,000,000)", s)
 	}
 	a, err := capacity.DisaggAtLoad(sc, engine, rate, planEngine(cat))
 	if err != nil {

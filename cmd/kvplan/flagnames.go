@@ -1,6 +1,14 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/internal/safetext"
+	"github.com/kvplan/kvplan/units"
+)
 
 // Flags named as the plan file's keys and, where vLLM has the same
 // setting, as vLLM's own flag, so that a `vllm serve` line and a plan file
@@ -91,6 +99,12 @@ func outputTokensFlag(value int, usage string, aliases ...string) *cli.IntFlag {
 	return &cli.IntFlag{Name: flagOutputTokens, Aliases: aliases, Value: value, Usage: usage}
 }
 
+// kvDtypesFlag is --kv-cache-dtype (--kv-dtype) for a command that
+// considers several dtypes (kvplan plan): repeatable or comma-separated.
+func kvDtypesFlag(usage string) *cli.StringSliceFlag {
+	return &cli.StringSliceFlag{Name: flagKVDtype, Aliases: []string{"kv-dtype"}, Usage: usage}
+}
+
 // kvBufferFlag is --kv-buffer-device (--kv-buffer): cpu or gpu.
 func kvBufferFlag(usage string) *cli.StringFlag {
 	return &cli.StringFlag{Name: flagKVBuffer, Aliases: []string{"kv-buffer"}, Value: "gpu", Usage: usage}
@@ -99,4 +113,26 @@ func kvBufferFlag(usage string) *cli.StringFlag {
 // memoryLimitFlag is --memory-limit (--limit), a Kubernetes quantity.
 func memoryLimitFlag(usage string) *cli.StringFlag {
 	return &cli.StringFlag{Name: flagMemoryLimit, Aliases: []string{"limit"}, Usage: usage}
+}
+
+// outputFlag is -o/--output with the formats a command writes: its help
+// lists them, and a value outside them is refused (in any case: -o JSON is
+// json) as the flags are read, before the command does any work. (kvplan
+// plan used to run its whole search before refusing -o yml.)
+func outputFlag(value string, formats []string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: value, Usage: "output format: " + orList(formats),
+		Action: func(c *cli.Context, v string) error {
+			if _, err := units.ParseEnum(v, formats); err != nil {
+				return fmt.Errorf("%s: -o %s is not a format; use one of %s", strings.TrimPrefix(c.Command.HelpName, c.App.Name+" "), safetext.Quote(v), strings.Join(formats, ", "))
+			}
+			return nil
+		}}
+}
+
+// orList writes "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }

@@ -229,7 +229,7 @@ func TestBadInput(t *testing.T) {
 		{"disagg past context", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--input-tokens", "40900", "--output-tokens", "128"}, "disagg: --input-tokens + --output-tokens: 41028 tokens are past qwen3-0.6b's max context of 40960"},
 		{"memory past context", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--input-tokens", "50000"}, "memory: --input-tokens: 50000 tokens are past qwen3-0.6b's max context"},
 		{"bad decode tp", []string{"disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--decode-tp", "0"}, "--decode-tp 0: must be between 1 and 1024"},
-		{"rules test format", []string{"rules", "test", "../../testdata/rules/tests", "-o", "xml"}, `rules test: -o "xml" is not a format; use table or junit`},
+		{"rules test format", []string{"rules", "test", "../../testdata/rules/tests", "-o", "xml"}, `rules test: -o "xml" is not a format; use one of table, junit`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,15 +2,14 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
+	"github.com/kvplan/kvplan/units"
 )
 
 func perfCommand() *cli.Command {
@@ -38,7 +37,7 @@ less specific entry, and the output says so.`,
 			inputTokensFlag(0, "input tokens per request (required)", "isl"),
 			outputTokensFlag(0, "output tokens per request (required)", "osl"),
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "clients in the closed loop"},
-			&cli.StringFlag{Name: "sweep", Usage: "one row per value: concurrency=1,2,4,8"},
+			&cli.StringFlag{Name: "sweep", Usage: "one row per value: concurrency=1,2,4,8 (counts as 1k, 1e3)"},
 			&cli.StringFlag{Name: "plot", Usage: "with --sweep: write the curve (output tokens/s per GPU against per user) as an SVG; --force replaces a file"},
 			&cli.BoolFlag{Name: "force", Usage: "with --plot: replace an existing file"},
 			maxNumSeqsFlag("sequences running at once (default: the engine's for this GPU)"),
@@ -102,9 +101,8 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if sc.GPU, err = cat.GPU(c.String("gpu")); err != nil {
 		return nil, err
 	}
-	sc.Engine = strings.ToLower(c.String("engine"))
-	if !slices.Contains(planner.PerfEngines(), sc.Engine) {
-		return nil, fmt.Errorf("--engine %q: want one of %s", c.String("engine"), strings.Join(planner.PerfEngines(), ", "))
+	if sc.Engine, err = parseEnumFlag("--engine", c.String("engine"), planner.PerfEngines()); err != nil { // vLLM is vllm
+		return nil, err
 	}
 	if sc.KVDtype, err = kvDtype(c); err != nil {
 		return nil, err
@@ -112,12 +110,10 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if sc.TP, err = tpFlag(c, sc.Model); err != nil {
 		return nil, err
 	}
-	sc.WeightDtype = strings.ToLower(c.String("weight-dtype"))
-	if sc.WeightDtype == "fp4" {
-		sc.WeightDtype = "nvfp4" // NVIDIA's fp4 format
-	}
-	if _, ok := catalog.DtypeBytes(sc.WeightDtype); sc.WeightDtype != "" && !ok {
-		return nil, fmt.Errorf("--weight-dtype %q: want one of fp4, %s", c.String("weight-dtype"), strings.Join(catalog.WeightDtypes, ", "))
+	if w := c.String("weight-dtype"); w != "" {
+		if sc.WeightDtype, err = weightDtype(w); err != nil {
+			return nil, err
+		}
 	}
 	if c.IsSet(flagGPUUtil) && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
 		return nil, fmt.Errorf("--%s %g: must be in (0, 1], e.g. 0.9", flagGPUUtil, sc.GPUUtil)
@@ -130,7 +126,7 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 		dst    *int
 		zeroOK bool
 	}{
-		{flagInputTokens, &sc.InputTokens, false}, {flagOutputTokens, &sc.OutputTokens, false}, {"concurrency", &sc.Concurrency, false},
+		{flagInputTokens, &sc.InputTokens, false}, {flagOutputTokens, &sc.OutputTokens, false},
 		{flagMaxNumSeqs, &sc.MaxNumSeqs, true}, {flagMaxNumBatchedTokens, &sc.MaxNumBatchedTokens, true},
 	}
 	for _, f := range ints {
@@ -141,8 +137,8 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if err := withinContext(c, sc.Model, "--isl + --osl", sc.InputTokens+sc.OutputTokens); err != nil {
 		return nil, err
 	}
-	if sc.Concurrency > 100_000 {
-		return nil, fmt.Errorf("--concurrency %d: kvplan simulates at most 100,000 clients", sc.Concurrency)
+	if sc.Concurrency, err = intIn(c, "concurrency", concurrencyRange); err != nil { // the closed loop simulates each client
+		return nil, err
 	}
 	return sc, nil
 }
@@ -150,16 +146,16 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 // sweepValues parses --sweep concurrency=1,2,4.
 func sweepValues(s string) ([]int, error) {
 	name, list, ok := strings.Cut(s, "=")
-	if !ok || strings.TrimSpace(name) != "concurrency" {
+	if !ok || !strings.EqualFold(strings.TrimSpace(name), "concurrency") {
 		return nil, fmt.Errorf("--sweep %q: want concurrency=1,2,4,... (concurrency is the one axis swept)", s)
 	}
 	var out []int
 	for _, f := range strings.Split(list, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
+		v, err := units.ParseCount(strings.TrimSpace(f)) // 1k is 1000
 		if err != nil || v < 1 || v > 100_000 {
 			return nil, fmt.Errorf("--sweep %q: %q is not a concurrency between 1 and 100,000", s, f)
 		}
-		out = append(out, v)
+		out = append(out, int(v))
 	}
 	if len(out) > 64 {
 		return nil, fmt.Errorf("--sweep %q: at most 64 values", s)

@@ -35,8 +35,8 @@ Without --rate, --gpus N asks for the highest rate N GPUs sustain within the
 SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 		Flags: withCommon(
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "catalog model name or Hugging Face id (required; kvplan models list)"},
-			&cli.IntFlag{Name: "isl", Usage: "input (prompt) tokens per request (required)"},
-			&cli.IntFlag{Name: "osl", Usage: "output tokens per request (required)"},
+			inputTokensFlag(0, "input (prompt) tokens per request (required)", "isl"),
+			outputTokensFlag(0, "output tokens per request (required)", "osl"),
 			&cli.StringFlag{Name: "rate", Usage: "requests per second to serve (Poisson arrivals)"},
 			&cli.IntFlag{Name: "gpus", Usage: "without --rate: the GPUs to fill; the answer is the highest rate they sustain"},
 			&cli.StringFlag{Name: "ttft-p95", Usage: "SLO on the 95th percentile of time to first token, e.g. 1000ms, 1s (required)"},
@@ -45,12 +45,12 @@ SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 			&cli.StringSliceFlag{Name: "link", Usage: "links between prefill and decode pools, comma-separated (kvplan links list); none: aggregated only"},
 			&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "serving engine: vllm, sglang or trtllm"},
 			&cli.StringSliceFlag{Name: "weight-dtype", Usage: "weight dtypes to consider (bf16, fp8, fp4, ...; default the model's)"},
-			&cli.StringSliceFlag{Name: "kv-dtype", Usage: "KV cache dtypes to consider (bf16, fp8, ...; default the model's)"},
+			kvDtypesFlag("KV cache dtypes to consider, comma-separated (bf16, fp8, ...; default the model's)"),
 			&cli.StringFlag{Name: "cached-fraction", Usage: "share of every prompt found in the prefix cache, in [0, 1)"},
 			&cli.IntFlag{Name: "prefixes", Usage: "distinct shared prefixes (with --prefix-tokens), equally popular"},
 			&cli.IntFlag{Name: "prefix-tokens", Usage: "tokens of each shared prefix"},
 			&cli.IntFlag{Name: "max-gpus", Usage: "most GPUs a candidate may use (0 = no bound)"},
-			&cli.StringFlag{Name: "pricing", Value: capacity.PricingOnDemand, Usage: "GPU prices: on-demand or spot (the catalog's cited AWS table)"},
+			&cli.StringFlag{Name: "pricing", Value: capacity.PricingOnDemand, Usage: "GPU prices: " + orList(planPricings) + " (the catalog's cited AWS table)"},
 			&cli.StringSliceFlag{Name: "price", Usage: "GPU=USD per GPU-hour, over the catalog's price; repeatable"},
 			&cli.Float64Flag{Name: "frontend-ms", Value: planner.DefaultFrontendMS, Usage: "frontend overhead per request in ms (FACTS §5: +13 ms)"},
 			&cli.IntFlag{Name: "verify", Value: 3, Usage: "replay the top N candidates with the timed simulator (0 = off)"},
@@ -84,19 +84,27 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The table's and the simulator's counts, checked before the search.
+	verify, err := intIn(c, "verify", intRange{0, 100, "candidates"})
+	if err != nil {
+		return err
+	}
+	simRequests, err := intIn(c, "sim-requests", intRange{100, 1_000_000, "requests"})
+	if err != nil {
+		return err
+	}
+	top, err := intIn(c, "top", intRange{1, 100, "candidates"})
+	if err != nil {
+		return err
+	}
 	res, err := capacity.Search(*q)
 	if err != nil {
 		return err
 	}
-	if n := c.Int("verify"); n > 0 {
-		if err := checkRange(c, "sim-requests", 100, 1_000_000); err != nil {
-			return err
-		}
-		if err := q.Verify(res, n, c.Int("sim-requests"), c.Uint64("seed")); err != nil {
+	if verify > 0 {
+		if err := q.Verify(res, verify, simRequests, c.Uint64("seed")); err != nil {
 			return internalError{err}
 		}
-	} else if n < 0 {
-		return fmt.Errorf("--verify %d: must be >= 0", n)
 	}
 	if path := c.String("write-plan"); path != "" {
 		if res.Best == nil {
@@ -122,7 +130,7 @@ func runPlan(c *cli.Context) error {
 		d = res.Closest.Derivation
 	}
 	centsOf(res)
-	doc := planDoc(c, q, res)
+	doc := planDoc(q, res, top)
 	out := &planResultJSON{Result: res}
 	if c.Bool("explain") {
 		out.Derivation = d
@@ -140,8 +148,14 @@ func runPlan(c *cli.Context) error {
 // planQuery turns the flags into a capacity query.
 func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	em := planEngine(cat)
-	q := &capacity.Query{FrontendMS: c.Float64("frontend-ms"), Pricing: c.String("pricing"), Timers: em.Timers}
+	q := &capacity.Query{Timers: em.Timers}
 	var err error
+	if q.FrontendMS, err = floatIn(c, "frontend-ms", 0, 3_600_000, "ms"); err != nil {
+		return nil, err
+	}
+	if q.Pricing, err = parseEnumFlag("--pricing", c.String("pricing"), planPricings); err != nil { // SPOT is spot
+		return nil, err
+	}
 	if q.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err
 	}
@@ -149,21 +163,21 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 		return nil, err
 	}
 	q.SeparatePrefill = em.SeparatePrefill != nil && em.SeparatePrefill(q.Engine.Name)
-	if q.InputTokens, err = positive(c, "isl", false); err != nil {
+	if q.InputTokens, err = positive(c, flagInputTokens, false); err != nil {
 		return nil, err
 	}
-	if q.OutputTokens, err = positive(c, "osl", false); err != nil {
+	if q.OutputTokens, err = positive(c, flagOutputTokens, false); err != nil {
 		return nil, err
 	}
-	if err := withinContext(c, q.Model, "--isl + --osl", q.InputTokens+q.OutputTokens); err != nil {
+	if err := withinContext(c, q.Model, "--input-tokens + --output-tokens", q.InputTokens+q.OutputTokens); err != nil {
 		return nil, err
 	}
 	if s := c.String("rate"); s != "" {
 		if q.RatePerS, err = units.ParseNumber(s); err != nil {
 			return nil, fmt.Errorf("--rate: %w", err)
 		}
-		if !(q.RatePerS > 0) {
-			return nil, fmt.Errorf("--rate %s: must be above 0 requests per second", s)
+		if !(q.RatePerS > 0) || q.RatePerS > maxRatePerS {
+			return nil, fmt.Errorf("--rate %s: must be above 0 and at most 1,000,000 requests per second", s)
 		}
 	}
 	if q.GPUs, err = positive(c, "gpus", true); err != nil {
@@ -193,11 +207,16 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 		}
 		q.Links = append(q.Links, l)
 	}
-	q.WeightDtypes = splitList(c.StringSlice("weight-dtype"))
-	for _, d := range splitList(c.StringSlice("kv-dtype")) {
-		d = strings.ToLower(d)
-		if _, err := units.ParseEnum(d, catalog.KVDtypes); err != nil {
-			return nil, fmt.Errorf("--kv-dtype: %w", err)
+	for _, d := range splitList(c.StringSlice("weight-dtype")) {
+		if d, err = weightDtype(d); err != nil {
+			return nil, err
+		}
+		q.WeightDtypes = append(q.WeightDtypes, d)
+	}
+	for _, d := range splitList(c.StringSlice(flagKVDtype)) {
+		d, err := units.ParseEnum(d, catalog.KVDtypes) // FP8 is fp8
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", flagKVDtype, err)
 		}
 		q.KVDtypes = append(q.KVDtypes, d)
 	}
@@ -223,6 +242,9 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	}
 	return q, nil
 }
+
+// planPricings are --pricing's values.
+var planPricings = []string{capacity.PricingOnDemand, capacity.PricingSpot}
 
 // sloFlag reads a latency SLO: a duration ("1s", "50ms", a bare number is ms).
 func sloFlag(c *cli.Context, name string) (float64, error) {
@@ -270,15 +292,8 @@ func splitList(vs []string) []string {
 	return out
 }
 
-func checkRange(c *cli.Context, name string, lo, hi int) error {
-	if v := c.Int(name); v < lo || v > hi {
-		return fmt.Errorf("--%s %d: must be between %d and %d", name, v, lo, hi)
-	}
-	return nil
-}
-
 // planDoc lays the best candidates side by side.
-func planDoc(c *cli.Context, q *capacity.Query, res *capacity.Result) *report.Doc {
+func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 	doc := &report.Doc{}
 	slo := fmt.Sprintf("TTFT p95 ≤ %s, ITL p95 ≤ %s", units.MS(q.TTFTP95MS), units.MS(q.ITLP95MS))
 	if res.Question == capacity.QuestionMaxRate {
@@ -286,7 +301,7 @@ func planDoc(c *cli.Context, q *capacity.Query, res *capacity.Result) *report.Do
 	} else {
 		doc.Title = fmt.Sprintf("Cheapest deployment of %s at %.4g requests/s: %d in, %d out, %s", res.Model, q.RatePerS, q.InputTokens, q.OutputTokens, slo)
 	}
-	cols := sideBySide(res, c.Int("top"))
+	cols := sideBySide(res, top)
 	if len(cols) > 0 {
 		doc.Sections = append(doc.Sections, candidateSection(cols))
 	}

@@ -84,6 +84,21 @@ func TestPlanBadInput(t *testing.T) {
 		{"bad price", []string{"--rate", "1", "--price", "h100-sxm=free"}, "--price"},
 		{"price of unknown gpu", []string{"--rate", "1", "--price", "h100-sxn=2"}, "did you mean"},
 		{"cached fraction 1", []string{"--rate", "1", "--cached-fraction", "1"}, "cached fraction"},
+		// Found unchecked by the round-2 review: each exited 0 or named no flag.
+		{"short gpu name", []string{"--rate", "1", "--gpu", "l5"}, `unknown gpu "l5"; did you mean l4`},
+		{"unknown model", []string{"--rate", "1", "--model", "llama-3.1-7b"}, "did you mean llama-3.1-70b"},
+		{"NaN ttft", []string{"--rate", "1", "--ttft-p95", "NaN"}, `--ttft-p95: duration "NaN" is not a finite number`},
+		{"NaN isl", []string{"--rate", "1", "--isl", "NaN"}, `plan: --isl NaN: count "NaN" is not a finite number`},
+		{"absurd isl", []string{"--rate", "1", "--isl", "1e12"}, "--input-tokens 1000000000000: absurdly large"},
+		{"zero osl", []string{"--rate", "1", "--osl", "0"}, "--output-tokens 0: must be > 0"},
+		{"absurd rate named", []string{"--rate", "1e12"}, "--rate 1e12: must be above 0 and at most 1,000,000 requests per second"},
+		{"negative frontend", []string{"--rate", "1", "--frontend-ms", "-1"}, "plan: --frontend-ms -1 is out of range: want 0 to 3,600,000 ms"},
+		{"zero top", []string{"--rate", "1", "--top", "0"}, "plan: --top 0 is out of range: want 1 to 100 candidates"},
+		{"absurd verify", []string{"--rate", "1", "--verify", "1e9"}, "plan: --verify 1000000000 is out of range: want 0 to 100 candidates"},
+		{"few sim requests", []string{"--rate", "1", "--sim-requests", "10"}, "plan: --sim-requests 10 is out of range: want 100 to 1,000,000 requests"},
+		{"bad format", []string{"--rate", "1", "-o", "yml"}, `plan: -o "yml" is not a format; use one of table, json, markdown`},
+		{"bad kv dtype", []string{"--rate", "1", "--kv-cache-dtype", "fp9"}, "did you mean fp8"},
+		{"bad weight dtype", []string{"--rate", "1", "--weight-dtype", "fp9"}, "--weight-dtype"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errs, code := kvplan(t, append(append([]string{}, base...), tc.args...)...)

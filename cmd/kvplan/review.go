@@ -262,7 +262,7 @@ value carries the line:col it came from (-o toml), or JSON with a places map.
 A plan file with [deployment] manifest = "..." is read with its manifest.
 Arguments kvplan does not know, and what it assumed, are listed.`,
 			Flags: append(supplementFlags(),
-				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "toml", Usage: "toml or json"},
+				outputFlag("toml", report.ManifestFormats()),
 				&cli.StringSliceFlag{Name: "catalog", EnvVars: []string{catalog.EnvVar}, Usage: "directory (or file) of *.toml catalog entries merged over the embedded catalog; repeatable"},
 				pathsRootFlag(), allowOutsideFlag(),
 			),
@@ -275,9 +275,9 @@ func runManifestShow(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("manifest show: give exactly one manifest (or - for stdin)")
 	}
-	format := c.String("output")
-	if format != "toml" && format != "json" {
-		return fmt.Errorf("manifest show: -o %q is not a format; use one of %s", format, strings.Join(report.ManifestFormats(), ", "))
+	format, err := units.ParseEnum(c.String("output"), report.ManifestFormats()) // -o JSON is json
+	if err != nil {
+		return fmt.Errorf("manifest show: -o %q is not a format; use one of %s", c.String("output"), strings.Join(report.ManifestFormats(), ", "))
 	}
 	cat, err := loadCatalog(c)
 	if err != nil {

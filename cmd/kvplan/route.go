@@ -38,6 +38,9 @@ LRU eviction the approximation only estimates.`,
 	}
 }
 
+// routeOutputTokens is what each send of route --simulate generates.
+const routeOutputTokens = 128
+
 // routeJSON is the `kvplan route -o json` contract: the analytic plan, and
 // the simulated policies with --simulate.
 type routeJSON struct {
@@ -55,18 +58,23 @@ func runRoute(c *cli.Context) error {
 	for _, f := range []struct {
 		name string
 		dst  *int
-		zero bool
+		r    intRange
 	}{
-		{"workers", &sc.Workers, false}, {"prefixes", &sc.Prefixes, false}, {"prefix-tokens", &sc.PrefixTokens, false},
-		{"repeats", &sc.Repeats, false}, {"tail-tokens", &sc.TailTokens, true}, {"block-size", &sc.BlockSize, false},
+		{"workers", &sc.Workers, workersRange}, {"prefixes", &sc.Prefixes, prefixesRange}, {"prefix-tokens", &sc.PrefixTokens, tokensRange},
+		{"repeats", &sc.Repeats, repeatsRange}, {"tail-tokens", &sc.TailTokens, extraTokensRange}, {"block-size", &sc.BlockSize, blockSizeRange},
 	} {
-		if *f.dst, err = positive(c, f.name, f.zero); err != nil {
+		if *f.dst, err = intIn(c, f.name, f.r); err != nil {
 			return err
 		}
 	}
 	slots, from, err := workerSlots(c, sc.BlockSize)
 	if err != nil {
 		return err
+	}
+	if c.Bool("simulate") {
+		if err := syntheticBlocks(sc.Prefixes, sc.PrefixTokens, sc.Repeats, sc.TailTokens, routeOutputTokens, sc.BlockSize, "route --simulate"); err != nil {
+			return err
+		}
 	}
 	sc.SlotsPerWorker = slots
 	p, err := planner.PlanRoute(sc)
@@ -76,7 +84,7 @@ func runRoute(c *cli.Context) error {
 	out := routeJSON{RoutePlan: p, KVSlotsSource: from}
 	if c.Bool("simulate") {
 		syn := sim.Synthetic{Prefixes: sc.Prefixes, PrefixTokens: sc.PrefixTokens, Repeats: sc.Repeats, TailTokens: sc.TailTokens,
-			OutputTokens: 128, BlockSize: sc.BlockSize, Seed: c.Uint64("seed")}
+			OutputTokens: routeOutputTokens, BlockSize: sc.BlockSize, Seed: c.Uint64("seed")}
 		cfg := sim.Config{Workers: sc.Workers, CapacityBlocks: slots / sc.BlockSize, BlockSize: sc.BlockSize, Seed: c.Uint64("seed"),
 			PrefillLoadScale: 1, OverlapCredit: 1}
 		if out.Simulated, err = sim.RunAll(syn.Open, cfg, []string{"round-robin", "random", "kv-aware", "kv-aware-no-events"}); err != nil {

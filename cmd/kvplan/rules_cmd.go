@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/kvplan/kvplan/internal/suggest"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/internal/suggest"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/rules"
+	"github.com/kvplan/kvplan/units"
 )
 
 func rulesCommand() *cli.Command {
@@ -21,7 +22,7 @@ func rulesCommand() *cli.Command {
 				Name:      "list",
 				Usage:     "list the rules in effect (default pack + --rules, less --disable)",
 				UsageText: "kvplan rules list [--rules DIR] [-o json]",
-				Flags:     append(ruleFlags(), outputFlag()),
+				Flags:     append(ruleFlags(), outputFlag(report.FormatTable, docFormats)),
 				Action:    runRulesList,
 			},
 			{
@@ -29,7 +30,7 @@ func rulesCommand() *cli.Command {
 				Usage:     "show one rule: when it fires, why, and what to change",
 				ArgsUsage: "ID",
 				UsageText: "kvplan rules show host-oom-staged-kv",
-				Flags:     append(ruleFlags(), outputFlag()),
+				Flags:     append(ruleFlags(), outputFlag(report.FormatTable, docFormats)),
 				Action:    runRulesShow,
 			},
 			{
@@ -45,16 +46,20 @@ func rulesCommand() *cli.Command {
 				Usage:     "run rule tests: plan files with an expected-findings list beside them (NAME.expect.toml)",
 				ArgsUsage: "DIR",
 				UsageText: "kvplan rules test testdata/rules/planner --rules team-rules/ [-o junit > rules.xml]",
-				Flags: append(ruleFlags(), &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table",
-					Usage: "table (one line per test) or junit (one test case per .expect.toml, for CI)"}),
-				Action: runRulesTest,
+				Flags:     append(ruleFlags(), rulesTestOutputFlag()),
+				Action:    runRulesTest,
 			},
 		},
 	}
 }
 
-func outputFlag() cli.Flag {
-	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "table", Usage: "output format: table, json or markdown"}
+// rulesTestFormats are what kvplan rules test writes.
+var rulesTestFormats = []string{"table", "junit"}
+
+func rulesTestOutputFlag() cli.Flag {
+	f := outputFlag("table", rulesTestFormats)
+	f.Usage += " (table: one line per test; junit: one test case per .expect.toml, for CI)"
+	return f
 }
 
 type ruleJSON struct {
@@ -124,9 +129,9 @@ func runRulesTest(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("rules test: give exactly one directory of *.expect.toml files")
 	}
-	format := c.String("output")
-	if format != "table" && format != "junit" {
-		return fmt.Errorf("rules test: -o %q is not a format; use table or junit", format)
+	format, err := units.ParseEnum(c.String("output"), rulesTestFormats) // -o JUNIT is junit
+	if err != nil {
+		return fmt.Errorf("rules test: -o %q is not a format; use table or junit", c.String("output"))
 	}
 	cat, err := loadCatalog(c)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,13 +19,13 @@ const progressAfter = 20_000
 func simFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "workers", Aliases: []string{"w"}, Value: 2, Usage: "workers behind the router"},
-		&cli.StringFlag{Name: "policy", Aliases: []string{"p"}, Value: "all", Usage: "routing policy: all, or a comma-separated list of " + strings.Join(sim.Policies(), ", ")},
+		&cli.StringFlag{Name: "policy", Aliases: []string{"p"}, Value: "all", Usage: "routing policy: all, or a comma-separated list of " + strings.Join(sim.Policies(), ", ") + " (any case)"},
 		&cli.IntFlag{Name: "block-size", Usage: "KV block size in tokens (default 16; a trace's own 512 with --trace)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the random policy and the synthetic shuffle"},
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Usage: "closed loop: this many clients, each sending its next request when the last ends (default: 1 for synthetic workloads, the trace's timestamps for traces)"},
 		&cli.Float64Flag{Name: "rate", Usage: "open loop: Poisson arrivals at this many requests/s (seeded with --seed), instead of the trace's timestamps"},
-		&cli.Float64Flag{Name: "prefill-load-scale", Value: 1, Usage: "kv-aware cost: weight of new prefill blocks (Dynamo default 1)"},
-		&cli.Float64Flag{Name: "overlap-credit", Value: 1, Usage: "kv-aware cost: blocks credited to an overlap (Dynamo default 1)"},
+		&cli.Float64Flag{Name: "prefill-load-scale", Value: 1, Usage: "kv-aware cost: weight of the prefill term, Dynamo's prefill_load_scale (default 1)"},
+		&cli.Float64Flag{Name: "overlap-credit", Value: 1, Usage: "kv-aware cost: prefill blocks each cached block takes off, Dynamo's overlap_score_credit (default 1)"},
 	}
 }
 
@@ -40,8 +39,10 @@ func simulateCommand() *cli.Command {
    kvplan simulate --model qwen3-0.6b --gpu rtx4090 --synthetic 40x3000x1 --concurrency 4 --prefill-workers 1 --decode-workers 1 --link 1gbe --output-tokens 64`,
 		Description: `Each worker caches KV blocks (chained hashes, LRU over blocks no running
 request pins; filled output blocks stay cached, as vLLM keeps them). Policies:
-round-robin, random (seeded), least-loaded, kv-aware (Dynamo's cost:
-prefill_load_scale × max(new blocks − overlap_credit, 0) + active blocks),
+round-robin, random (seeded), least-loaded (Dynamo's: fewest requests in
+flight), kv-aware (Dynamo's cost: prefill_load_scale × max(0, (prefill tokens
+booked + prompt) / block − overlap_credit × overlap) + active blocks + new
+blocks, from the router's own account of what it sent where),
 kv-aware-no-events (no KV events: every overlap 0) and kv-aware-approx (the
 router remembers where it sent prefixes). A request is a repeat when its first
 block was seen before, and a hit when at least half of its previously seen
@@ -58,10 +59,11 @@ and --link disaggregate: the KV crosses the link, shared by every transfer in
 flight. The output adds TTFT, TPOT, end-to-end, queue and transfer latencies
 (p50, p90, p99, mean), throughput, preemptions and each worker's busy time.`,
 		Flags: withCommon(append(append(append(simFlags(), slotFlags()...), timedFlags()...),
-			&cli.StringFlag{Name: "trace", Usage: "Mooncake JSONL trace (timestamp, input_length, output_length, hash_ids)"},
+			&cli.StringFlag{Name: "trace", Usage: fmt.Sprintf("Mooncake JSONL trace (timestamp, input_length, output_length, hash_ids), or - for stdin; lines up to %d MiB and %s hash ids",
+				sim.MaxTraceLineBytes>>20, units.Thousands(sim.MaxHashIDsPerLine))},
 			&cli.StringFlag{Name: "synthetic", Usage: "synthetic router workload PREFIXESxTOKENSxREPEATS, e.g. 12x1500x6 (FACTS §5)"},
 			&cli.IntFlag{Name: "tail-tokens", Value: 24, Usage: "synthetic: changed tokens at the end of every send"},
-			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "synthetic: generated tokens per request"},
+			outputTokensFlag(128, "synthetic: generated tokens per request", "osl"),
 			&cli.BoolFlag{Name: "skip-bad-lines", Usage: "trace: skip malformed lines (and count them) instead of stopping"},
 		)...),
 		Action: runSimulate,
@@ -92,7 +94,7 @@ func runSimulate(c *cli.Context) error {
 	if _, err := outputFormat(c); err != nil {
 		return err
 	}
-	blockSize, err := positive(c, "block-size", true)
+	blockSize, err := intInOrZero(c, "block-size", blockSizeRange)
 	if err != nil {
 		return err
 	}
@@ -107,12 +109,15 @@ func runSimulate(c *cli.Context) error {
 		if blockSize == 0 {
 			blockSize = 16
 		}
-		tail, err := positive(c, "tail-tokens", true)
+		tail, err := intIn(c, "tail-tokens", extraTokensRange)
 		if err != nil {
 			return err
 		}
-		out, err := positive(c, "output-tokens", true)
+		out, err := intIn(c, flagOutputTokens, outputTokensRange)
 		if err != nil {
+			return err
+		}
+		if err := syntheticBlocks(p, l, r, tail, out, blockSize, "simulate: --synthetic "+spec); err != nil {
 			return err
 		}
 		syn := sim.Synthetic{Prefixes: p, PrefixTokens: l, Repeats: r, TailTokens: tail, OutputTokens: out, BlockSize: blockSize, Seed: c.Uint64("seed")}
@@ -123,11 +128,9 @@ func runSimulate(c *cli.Context) error {
 		if blockSize == 0 {
 			blockSize = 512
 		}
-		if _, err := os.Stat(trace); err != nil {
-			return fmt.Errorf("--trace: %w", err)
+		if open, err = traceSource(c, trace, blockSize); err != nil {
+			return err
 		}
-		skip := c.Bool("skip-bad-lines")
-		open = func() (sim.Source, error) { return sim.OpenMooncake(trace, blockSize, skip) }
 		name = "trace " + trace
 	}
 	timed, err := simTimed(c, blockSize)
@@ -142,7 +145,7 @@ func runSimulate(c *cli.Context) error {
 		if slots, slotsFrom, err = workerSlots(c, blockSize); err != nil {
 			return err
 		}
-		if workers, err = positive(c, "workers", false); err != nil {
+		if workers, err = intIn(c, "workers", workersRange); err != nil {
 			return err
 		}
 	}
@@ -150,8 +153,11 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	policies, err := sim.ResolvePolicies(strings.Split(c.String("policy"), ","))
+	policies, err := sim.ResolvePolicies(strings.Split(strings.ToLower(c.String("policy")), ",")) // KV-AWARE is kv-aware
 	if err != nil {
+		return err
+	}
+	if err := routerWeights(c); err != nil {
 		return err
 	}
 	cfg := sim.DefaultConfig() // ExplicitZero: --overlap-credit 0 means 0
@@ -180,6 +186,9 @@ func runSimulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := allRejected(results, slots); err != nil {
+		return err
+	}
 	out := simulateJSON{Workload: name, Workers: workers, KVSlots: slots, KVSlotsSource: slotsFrom, BlockSize: blockSize,
 		CapacityBlocks: cfg.CapacityBlocks, Seed: cfg.Seed, Timed: setup, Policies: results, Derivation: d}
 	doc := simulateDoc(out)
@@ -191,14 +200,14 @@ func runSimulate(c *cli.Context) error {
 // a positive number.
 func simLoad(c *cli.Context) (conc int, rate float64, err error) {
 	if c.IsSet("concurrency") {
-		if conc, err = positive(c, "concurrency", false); err != nil {
+		if conc, err = intIn(c, "concurrency", concurrencyRange); err != nil {
 			return 0, 0, fmt.Errorf("%w (clients of a closed loop; leave it out to follow the trace's timestamps)", err)
 		}
 	}
 	if c.IsSet("rate") {
 		rate = c.Float64("rate")
-		if !(rate > 0) || math.IsInf(rate, 0) {
-			return 0, 0, fmt.Errorf("--rate %g: want a finite number of requests/s above 0, e.g. --rate 2.5", rate)
+		if !(rate > 0) || math.IsInf(rate, 0) || rate > maxRatePerS {
+			return 0, 0, fmt.Errorf("--rate %g: want a finite number of requests/s above 0 and at most 1,000,000, e.g. --rate 2.5", rate)
 		}
 		if conc > 0 {
 			return 0, 0, fmt.Errorf("--rate and --concurrency: give one load, an open-loop rate or a closed-loop number of clients")

@@ -18,8 +18,8 @@ func timedFlags() []cli.Flag {
 		&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "timed: serving engine whose memory accounting, defaults and fitted step times apply"},
 		&cli.StringFlag{Name: "engine-version", Usage: "timed: the engine version whose memory profile applies (default: the catalog's newest)"},
 		&cli.StringFlag{Name: "weight-dtype", Usage: "timed: matmul weights' dtype, e.g. fp8 (default: the model's)"},
-		&cli.IntFlag{Name: "max-num-batched-tokens", Usage: "timed: tokens per engine iteration, vLLM's --max-num-batched-tokens (default: the engine's for the GPU)"},
-		&cli.IntFlag{Name: "max-num-seqs", Usage: "timed: running sequences per worker, vLLM's --max-num-seqs (default: the engine's for the GPU)"},
+		maxNumBatchedTokensFlag("timed: tokens per engine iteration, vLLM's --max-num-batched-tokens (default: the engine's for the GPU)"),
+		maxNumSeqsFlag("timed: running sequences per worker, vLLM's --max-num-seqs (default: the engine's for the GPU)"),
 		&cli.IntFlag{Name: "prefill-workers", Usage: "timed, disaggregated: prefill workers (they hold the prefix caches the router sees); with --decode-workers and --link, instead of --workers"},
 		&cli.IntFlag{Name: "decode-workers", Usage: "timed, disaggregated: decode workers"},
 		&cli.StringFlag{Name: "link", Usage: "timed, disaggregated: the link the KV crosses, shared by every transfer in flight (kvplan links list)"},
@@ -63,7 +63,7 @@ type timedRun struct {
 func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	disagg := c.IsSet("prefill-workers") || c.IsSet("decode-workers") || c.IsSet("link")
 	if c.String("model") == "" && c.String("gpu") == "" {
-		for _, f := range []string{"prefill-workers", "decode-workers", "link", "max-num-batched-tokens", "max-num-seqs", "weight-dtype", "engine", "engine-version"} {
+		for _, f := range []string{"prefill-workers", "decode-workers", "link", flagMaxNumBatchedTokens, flagMaxNumSeqs, "weight-dtype", "engine", "engine-version"} {
 			if c.IsSet(f) {
 				return nil, fmt.Errorf("--%s is a setting of the timed simulation: give --model and --gpu too (without them simulate replays the caches only)", f)
 			}
@@ -80,8 +80,15 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := planner.SimulationScenario{Catalog: cat, GPUUtil: c.Float64("gpu-util"), EnforceEager: c.Bool("enforce-eager"), BlockSize: blockSize,
-		WeightDtype: strings.ToLower(c.String("weight-dtype"))}
+	sc := planner.SimulationScenario{Catalog: cat, EnforceEager: c.Bool(flagEnforceEager), BlockSize: blockSize}
+	if w := c.String("weight-dtype"); w != "" {
+		if sc.WeightDtype, err = weightDtype(w); err != nil {
+			return nil, err
+		}
+	}
+	if sc.GPUUtil, err = floatIn(c, flagGPUUtil, 0.01, 1, ""); err != nil {
+		return nil, err
+	}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err
 	}
@@ -92,13 +99,13 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 		return nil, err
 	}
 	sc.VersionDefaulted = c.String("engine-version") == ""
-	if sc.MaxModelLen, err = positive(c, "max-model-len", true); err != nil {
+	if sc.MaxModelLen, err = positive(c, flagMaxModelLen, true); err != nil {
 		return nil, err
 	}
-	if sc.MaxNumBatchedTokens, err = positive(c, "max-num-batched-tokens", true); err != nil {
+	if sc.MaxNumBatchedTokens, err = positive(c, flagMaxNumBatchedTokens, true); err != nil {
 		return nil, err
 	}
-	if sc.MaxNumSeqs, err = positive(c, "max-num-seqs", true); err != nil {
+	if sc.MaxNumSeqs, err = positive(c, flagMaxNumSeqs, true); err != nil {
 		return nil, err
 	}
 	dtype, err := kvDtype(c)
@@ -116,10 +123,10 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 		if c.IsSet("workers") {
 			return nil, fmt.Errorf("--workers and --prefill-workers/--decode-workers: a disaggregated run counts its workers by role; leave --workers out")
 		}
-		if prefill, err = positive(c, "prefill-workers", false); err != nil {
+		if prefill, err = intIn(c, "prefill-workers", workersRange); err != nil {
 			return nil, err
 		}
-		if decode, err = positive(c, "decode-workers", false); err != nil {
+		if decode, err = intIn(c, "decode-workers", workersRange); err != nil {
 			return nil, err
 		}
 		if c.String("link") == "" {
@@ -129,7 +136,7 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 			return nil, err
 		}
 		run.workers = prefill
-	} else if run.workers, err = positive(c, "workers", false); err != nil {
+	} else if run.workers, err = intIn(c, "workers", workersRange); err != nil {
 		return nil, err
 	}
 	p, err := planner.PlanSimulation(sc)
@@ -137,7 +144,7 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 		return nil, err
 	}
 	run.slots = int(p.Memory.KVSlotsTokens)
-	run.slotsFrom = fmt.Sprintf("%s on %s at %g (kvplan memory)", p.Memory.Model, p.Memory.GPU, sc.GPUUtil)
+	run.slotsFrom = fmt.Sprintf("%s on %s at %g (kvplan memory)", p.Memory.Model, p.Memory.GPU, p.Memory.GPUUtil)
 	run.engine = simEngine(p)
 	run.setup = simulateSetup{StepModel: p.StepModel, Engine: sc.Engine.Name, TP: p.Memory.TP, MaxNumBatchedTokens: p.MaxNumBatchedTokens,
 		MaxNumSeqs: p.MaxNumSeqs, SeparatePrefill: p.SeparatePrefill, FrontendMS: p.FrontendMS, FrontendMSPerToken: p.FrontendMSPerToken, RampMS: p.RampMS,

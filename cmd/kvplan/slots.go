@@ -25,11 +25,11 @@ func slotFlags() []cli.Flag {
 
 // workerSlots returns the KV slots of one worker and how they were obtained.
 func workerSlots(c *cli.Context, blockSize int) (int, string, error) {
-	given := c.Int("kv-slots")
-	if given < 0 {
-		return 0, "", fmt.Errorf("--kv-slots %d: must be > 0", given)
-	}
-	if given > 0 {
+	if c.IsSet("kv-slots") {
+		given, err := intIn(c, "kv-slots", kvSlotsRange)
+		if err != nil {
+			return 0, "", err
+		}
 		if c.String("gpu") != "" {
 			return 0, "", fmt.Errorf("give --kv-slots or --gpu, not both")
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -139,5 +140,39 @@ func TestMillionIDLine(t *testing.T) {
 	}
 	if a := after.TotalAlloc - before.TotalAlloc; a > 3<<20 {
 		t.Errorf("allocated %d bytes for a refused line", a)
+	}
+}
+
+// TestLineReaderBeyondBuffer: a cap larger than the read buffer (64 KiB)
+// still returns a line of exactly the cap, with "\n" or "\r\n", and refuses
+// one byte more.
+func TestLineReaderBeyondBuffer(t *testing.T) {
+	const limit = 200_000 // over three read buffers
+	at := strings.Repeat("x", limit)
+	cases := []struct {
+		in      string
+		want    []int // line lengths read before the end or the error
+		tooLong bool
+	}{
+		{at + "\nab\n", []int{limit, 2}, false},
+		{at + "\r\nab", []int{limit, 2}, false},
+		{"ab\n" + at + "y\nnext\n", []int{2}, true},
+		{"ab\n" + at + "y", []int{2}, true},
+		{at, []int{limit}, false},
+	}
+	for i, c := range cases {
+		lr := NewLineReader(strings.NewReader(c.in), limit)
+		var got []int
+		var err error
+		for {
+			var b []byte
+			if b, err = lr.Next(); err != nil {
+				break
+			}
+			got = append(got, len(b))
+		}
+		if !slices.Equal(got, c.want) || errors.Is(err, ErrLineTooLong) != c.tooLong || (!c.tooLong && err != io.EOF) {
+			t.Errorf("case %d: lines %v, err %v; want %v, too long %v", i, got, err, c.want, c.tooLong)
+		}
 	}
 }

@@ -39,6 +39,11 @@ func Closest(name string, names []string, n int) []string {
 		if want != "" && strings.Contains(lc, want) {
 			s += 0.2
 		}
+		// Jaro-Winkler scores short names low: "l5" is 0.7 from "l4". A
+		// name one edit away is offered all the same, after the close ones.
+		if s < minScore && len(want) >= 2 && abs(len(want)-len(lc)) <= 1 && smetrics.WagnerFischer(want, lc, 1, 1, 1) == 1 {
+			s = minScore
+		}
 		if s >= minScore {
 			cands = append(cands, scored{c, s})
 		}
@@ -52,6 +57,13 @@ func Closest(name string, names []string, n int) []string {
 		out = append(out, c.name)
 	}
 	return out
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // DidYouMean returns "; did you mean X?" for the closest of names, or "".

@@ -17,6 +17,16 @@ func TestClosest(t *testing.T) {
 		{"llama", 1, []string{"llama-3.1-8b"}},
 		{"zzzzzz", 3, nil},
 	}
+	// Short names one edit away (Jaro-Winkler alone gives "l5" 0.7 against "l4").
+	gpus := []string{"l4", "l40s", "a10g", "h100-sxm", "h200"}
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{{"l5", []string{"l4"}}, {"a10", []string{"a10g"}}, {"h20", []string{"h200"}}, {"x9", nil}} {
+		if got := Closest(c.in, gpus, 1); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Closest(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
 	for _, c := range cases {
 		if got := Closest(c.in, names, c.n); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("Closest(%q) = %v, want %v", c.in, got, c.want)

@@ -242,5 +242,5 @@ func routingAssumption(q *Query) string {
 	if q.CachedFraction > 0 || q.Prefixes > 0 {
 		return "Dynamo's KV router (prefix reuse): it places by overlap and KV blocks, not by prefill backlog, so an aggregated worker's prefill queue is M/G/1 at its share of the rate; a prefill pool, whose blocks are its backlog, waits like one M/G/c queue"
 	}
-	return "round-robin routing: an aggregated worker's prefill queue is G/G/1 with Erlang-n arrivals (c_a² = 1/workers); a prefill pool waits like one M/G/c queue. The timed simulator shows load-balancing on KV blocks (least-loaded, kv-aware) doing worse here: it herds prefill onto one worker"
+	return "round-robin routing: an aggregated worker's prefill queue is G/G/1 with Erlang-n arrivals (c_a² = 1/workers); a prefill pool waits like one M/G/c queue. Dynamo's least-loaded and KV routers, which weigh each worker's requests and prefill backlog, queue prefill about as well in the timed simulator"
 }

@@ -26,10 +26,16 @@ The model is kvplan's cache-only model, written independently and plainly
   - a request runs 0.03 ms x uncached prompt tokens + 20 ms x output tokens;
     completions due at or before an arrival happen before it is routed;
   - routing: round-robin; random (Python's own RNG, so its figures differ
-    from kvplan's PCG stream); least-loaded: fewest active blocks, then fewest
-    running requests, then fewest routed so far, then lowest index; kv-aware:
-    lowest max(prompt blocks - overlap - 1, 0) + active blocks, ties in the
-    least-loaded order; kv-aware-no-events: the same with every overlap 0;
+    from kvplan's PCG stream); least-loaded: fewest requests in flight
+    (Dynamo's least-loaded mode), then fewest routed so far, then lowest
+    index; kv-aware: Dynamo's KV router cost, lowest
+    max((booked + prompt tokens) / 512 - overlap, 0) + active + new blocks,
+    where the router books a request's prompt less its overlap (x 512) when
+    it routes it and unbooks it at its first token (the end of its prefill),
+    and active blocks are the distinct full prompt blocks of the requests in
+    flight on the worker (new: the request's blocks not among them), ties
+    to the fewest routed so far, then the lowest index; kv-aware-no-events:
+    the same with every overlap 0 (it books the whole prompt);
   - a request is a repeat when its first full block was seen before, and a
     hit when 2 x overlap >= its leading blocks seen before.
 """
@@ -124,28 +130,40 @@ class Cache:
 
 def simulate(reqs, policy, workers, capacity, seed):
     caches = [Cache(capacity) for _ in range(workers)]
-    running = [0] * workers
     routed = [0] * workers
+    # The router's own account (Dynamo's ActiveSequences): requests in
+    # flight, prompt tokens booked until the first token, and the distinct
+    # full prompt blocks of the requests in flight (a reference count each).
+    inflight = [0] * workers
+    booked = [0] * workers
+    holders = [dict() for _ in range(workers)]
     rng = random.Random(seed)
     rr = 0
-    flights = []  # (end_ms, seq, worker, pins, granted, keep)
+    events = []  # (time_ms, seq, kind, ...): kind 0 first token, 1 end
     seen = set()
     out = dict(name=policy, requests=0, repeat_requests=0, hit_requests=0,
                input_tokens=0, cached_tokens=0, blocks_referenced=0, repeated_blocks=0)
     now = 0.0
+    kv_family = policy in ("kv-aware", "kv-aware-no-events")
 
-    def complete(f):
-        _, _, w, pins, granted, keep = f
+    def handle(ev):
+        if ev[2] == 0:
+            _, _, _, w, charge = ev
+            booked[w] -= charge
+            return
+        _, _, _, w, pins, granted, keep, ids = ev
         caches[w].release(pins, granted, keep)
-        running[w] -= 1
-
-    def load_key(w):
-        return (caches[w].active(), running[w], routed[w], w)
+        inflight[w] -= 1
+        if kv_family:
+            for i in ids:
+                holders[w][i] -= 1
+                if holders[w][i] == 0:
+                    del holders[w][i]
 
     for seq, (ts, inp, outp, ids) in enumerate(reqs):
         t = max(ts, now)
-        while flights and flights[0][0] <= t:
-            complete(heapq.heappop(flights))
+        while events and events[0][0] <= t:
+            handle(heapq.heappop(events))
         now = t
 
         seen_run = 0
@@ -153,7 +171,6 @@ def simulate(reqs, policy, workers, capacity, seed):
             if i not in seen:
                 break
             seen_run += 1
-        req_blocks = (inp + BLOCK - 1) // BLOCK
 
         if policy == "round-robin":
             w = rr
@@ -161,25 +178,39 @@ def simulate(reqs, policy, workers, capacity, seed):
         elif policy == "random":
             w = rng.randrange(workers)
         elif policy == "least-loaded":
-            w = min(range(workers), key=load_key)
+            w = min(range(workers), key=lambda v: (inflight[v], routed[v], v))
         else:
             best = None
             for v in range(workers):
                 overlap = caches[v].match(ids) if policy == "kv-aware" else 0
-                cost = max(req_blocks - overlap - 1, 0) + caches[v].active()
-                key = (cost,) + load_key(v)
+                prefill = max((booked[v] + inp) / BLOCK - overlap, 0.0)
+                new = sum(1 for i in ids if i not in holders[v])
+                cost = prefill + (len(holders[v]) + new)
+                key = (cost, routed[v], v)
                 if best is None or key < best[0]:
                     best = (key, v)
             w = best[1]
+        charge = 0
+        if policy == "kv-aware":
+            charge = inp - caches[w].match(ids) * BLOCK
+        elif policy == "kv-aware-no-events":
+            charge = inp
 
         kv = inp + outp - 1 if outp > 0 else inp
         extra = (kv + BLOCK - 1) // BLOCK - len(ids)
         overlap, granted, pins = caches[w].acquire(ids, extra)
         keep = min(kv // BLOCK - len(ids), granted)
-        running[w] += 1
+        inflight[w] += 1
         routed[w] += 1
-        end = now + PREFILL_MS * (inp - overlap * BLOCK) + DECODE_MS * outp
-        heapq.heappush(flights, (end, seq, w, pins, granted, keep))
+        first = now + PREFILL_MS * (inp - overlap * BLOCK)
+        end = first + DECODE_MS * outp
+        if kv_family:
+            for i in ids:
+                holders[w][i] = holders[w].get(i, 0) + 1
+            if first > now:
+                booked[w] += charge
+                heapq.heappush(events, (first, seq, 0, w, charge))
+        heapq.heappush(events, (end, seq, 1, w, pins, granted, keep, ids))
 
         out["requests"] += 1
         out["input_tokens"] += inp
