@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,24 +30,37 @@ var startupCommands = []struct {
 	{"check", []string{"check", "../../examples/clean.toml"}},
 }
 
-// BenchmarkStartup builds kvplan (with releaseTags) and a hello-world Go
-// binary, then, for each of startupCommands, runs them in turn, hello then
-// kvplan, b.N times each, and
-// reports the median wall time of each process (start to exit, as a shell
-// sees it) and the median of the pairwise ratios kvplan / hello, so that a
-// machine whose speed drifts during the run still gives a fair ratio.
+// floorRuns are the floors timed against hello world the same way
+// (testdata/floor): the design card's four libraries linked and nothing
+// run, and the same with disagg's three tables printed through tablewriter.
+// What kvplan disagg takes beyond floor-tables is kvplan's own.
+var floorRuns = []struct {
+	name string
+	args []string
+}{
+	{"floor-libraries", nil},
+	{"floor-tables", []string{"tables"}},
+}
+
+// BenchmarkStartup builds kvplan and the floor (with releaseTags) and a
+// hello-world Go binary, then, for each of startupCommands and floorRuns,
+// runs them in turn, hello then the other, b.N times each, and reports the
+// median wall time of each process (start to exit, as a shell sees it) and
+// the median of the pairwise ratios to hello, so that a machine whose speed
+// drifts during the run still gives a fair ratio.
 //
-//	go test ./cmd/kvplan -run '^$' -bench Startup -benchtime 400x
+//	go test ./cmd/kvplan -run '^$' -bench Startup -benchtime 400x -count 3
 func BenchmarkStartup(b *testing.B) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		b.Skip("no go command to build the binaries with")
 	}
 	dir := b.TempDir()
-	hello, kvplanBin := filepath.Join(dir, "hello"), filepath.Join(dir, "kvplan")
+	hello, kvplanBin, floor := filepath.Join(dir, "hello"), filepath.Join(dir, "kvplan"), filepath.Join(dir, "floor")
 	for _, build := range [][]string{
 		{"build", "-o", hello, "./testdata/hello"},
 		{"build", "-tags", releaseTags, "-o", kvplanBin, "."},
+		{"build", "-tags", releaseTags, "-o", floor, "./testdata/floor"},
 	} {
 		cmd := exec.Command(goTool, build...)
 		cmd.Stderr = os.Stderr
@@ -66,22 +80,50 @@ func BenchmarkStartup(b *testing.B) {
 		}
 		return time.Since(start)
 	}
+	tablesOf := func(bin string, args ...string) string {
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			b.Fatalf("%s %v: %v", bin, args, err)
+		}
+		var lines []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "┌") || strings.HasPrefix(l, "│") || strings.HasPrefix(l, "├") || strings.HasPrefix(l, "└") {
+				lines = append(lines, l)
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	if tablesOf(floor, "tables") != tablesOf(kvplanBin, startupCommands[0].args...) {
+		b.Fatal("testdata/floor prints other tables than kvplan disagg: copy disagg's cells into its tables")
+	}
+	type timed struct {
+		name string
+		bin  string
+		args []string
+	}
+	var runs []timed
 	for _, sc := range startupCommands {
-		b.Run(sc.name, func(b *testing.B) {
+		runs = append(runs, timed{sc.name, kvplanBin, sc.args})
+	}
+	for _, f := range floorRuns {
+		runs = append(runs, timed{f.name, floor, f.args})
+	}
+	for _, r := range runs {
+		b.Run(r.name, func(b *testing.B) {
 			for range 3 { // warm the page cache
 				runOnce(hello)
-				runOnce(kvplanBin, sc.args...)
+				runOnce(r.bin, r.args...)
 			}
 			var hs, ks, ratios []float64
 			b.ResetTimer()
 			for b.Loop() {
 				h := runOnce(hello)
-				k := runOnce(kvplanBin, sc.args...)
+				k := runOnce(r.bin, r.args...)
 				hs, ks = append(hs, ms(h)), append(ks, ms(k))
 				ratios = append(ratios, float64(k)/float64(h))
 			}
 			b.ReportMetric(median(hs), "hello-ms")
-			b.ReportMetric(median(ks), "kvplan-ms")
+			b.ReportMetric(median(ks), "run-ms")
 			b.ReportMetric(median(ratios), "ratio")
 		})
 	}
