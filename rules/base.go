@@ -58,15 +58,17 @@ func isPD(a, b string) bool {
 	return (a == planfile.RolePrefill && b == planfile.RoleDecode) || (a == planfile.RoleDecode && b == planfile.RolePrefill)
 }
 
-// UCX transports grouped by what they can do. Source: UCX documentation
-// (UCX_TLS), and FACTS §3 "Transport settings seen in the field".
-var (
+// UCX transports grouped by what they can do, built at first use (not in
+// every command's init). Source: UCX documentation (UCX_TLS), and FACTS §3
+// "Transport settings seen in the field".
+var transports = sync.OnceValue(func() (t struct{ gpu, rdma, am map[string]bool }) {
 	// transports that move GPU memory directly between processes or nodes
-	gpuTransports  = set("cuda_ipc", "gdr_copy", "rc", "rc_v", "rc_x", "rc_mlx5", "ud", "ud_v", "ud_x", "ud_mlx5", "dc", "dc_x", "dc_mlx5", "ib", "rocm_ipc", "all")
-	rdmaTransports = set("rc", "rc_v", "rc_x", "rc_mlx5", "ud", "ud_v", "ud_x", "ud_mlx5", "dc", "dc_x", "dc_mlx5", "ib", "all")
+	t.gpu = set("cuda_ipc", "gdr_copy", "rc", "rc_v", "rc_x", "rc_mlx5", "ud", "ud_v", "ud_x", "ud_mlx5", "dc", "dc_x", "dc_mlx5", "ib", "rocm_ipc", "all")
+	t.rdma = set("rc", "rc_v", "rc_x", "rc_mlx5", "ud", "ud_v", "ud_x", "ud_mlx5", "dc", "dc_x", "dc_mlx5", "ib", "all")
 	// transports that carry active messages (UCX needs one to start)
-	amTransports = set("tcp", "self", "sm", "shm", "posix", "sysv", "mm", "rc", "rc_v", "rc_x", "rc_mlx5", "ud", "ud_v", "ud_x", "ud_mlx5", "dc", "dc_x", "dc_mlx5", "ib", "all")
-)
+	t.am = set("tcp", "self", "sm", "shm", "posix", "sysv", "mm", "rc", "rc_v", "rc_x", "rc_mlx5", "ud", "ud_v", "ud_x", "ud_mlx5", "dc", "dc_x", "dc_mlx5", "ib", "all")
+	return t
+})
 
 func set(xs ...string) map[string]bool {
 	m := make(map[string]bool, len(xs))
@@ -85,6 +87,7 @@ func NewTransport(ucxTLS []string) TransportEnv {
 		t.HasRDMA = true
 		return t
 	}
+	known := transports()
 	var tcp, gpu, am, ipc bool
 	for _, x := range ucxTLS {
 		x = strings.ToLower(strings.TrimSpace(x))
@@ -92,10 +95,10 @@ func NewTransport(ucxTLS []string) TransportEnv {
 			continue
 		}
 		tcp = tcp || x == "tcp"
-		gpu = gpu || gpuTransports[x]
-		am = am || amTransports[x]
+		gpu = gpu || known.gpu[x]
+		am = am || known.am[x]
 		ipc = ipc || x == "cuda_ipc"
-		t.HasRDMA = t.HasRDMA || rdmaTransports[x]
+		t.HasRDMA = t.HasRDMA || known.rdma[x]
 	}
 	t.TCPOnly = tcp && !gpu
 	t.CUDAIPCOnly = ipc && !am
