@@ -97,6 +97,17 @@ func (c *cache) match(ids []uint64) int {
 	return len(ids)
 }
 
+// pinnedRun returns the number of leading blocks of ids that are stored and
+// pinned by a running request.
+func (c *cache) pinnedRun(ids []uint64) int {
+	for i, id := range ids {
+		if s, ok := c.index.get(id); !ok || c.slots[s].ref == 0 {
+			return i
+		}
+	}
+	return len(ids)
+}
+
 // acquire admits a request on this cache: it pins the request's stored
 // blocks, stores the missing ones (evicting as needed) and grants extra
 // scratch blocks. It appends the pinned slots to pins, in block order, and

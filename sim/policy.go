@@ -249,11 +249,12 @@ func (r *router) choose(ids []uint64, in int, ws []worker) int {
 		if prefill < 0 {
 			prefill = 0
 		}
+		active := ws[w].activeBlocks()
 		added := len(ids)
-		if ws[w].blocks > 0 {
+		if active > 0 {
 			added = ws[w].newBlocks(ids)
 		}
-		cost := r.scale*prefill + float64(ws[w].blocks+added)
+		cost := r.scale*prefill + float64(active+added)
 		if best < 0 || cost < bestCost || (cost == bestCost && fewerRouted(ws, w, best)) {
 			best, bestCost = w, cost
 		}

@@ -13,6 +13,11 @@ type worker struct {
 	// ones; refs is empty (active.go).
 	solo bool
 	sole []uint64
+	// inCache: the cache-only simulation's account, in the cache's pins
+	// while no request in flight here has a block the cache could not
+	// store (overflowed counts those requests; active.go).
+	inCache    bool
+	overflowed int
 }
 
 // flight is a running request of the cache-only simulation.
@@ -29,7 +34,11 @@ type flight struct {
 	// prefilling: atMS is its first token (it may equal endMS)
 	prefilling bool
 	pins       []int32
-	ids        []uint64 // its full blocks, for the router's account (kv-aware family)
+	// held: ids is a copy of its full blocks, for the router's account
+	// (kv-aware family): with the account in the cache, only when some of
+	// them did not fit it.
+	held bool
+	ids  []uint64
 }
 
 // cacheSim is one policy's cache-only simulation: requests take the
@@ -58,6 +67,9 @@ func newCacheSim(cfg Config, kind policyKind, mode loadMode) *cacheSim {
 		router: newRouter(kind, cfg),
 	}
 	s.workers = s.router.newWorkers(cfg.Workers, cfg.CapacityBlocks)
+	for i := range s.workers {
+		s.workers[i].inCache = s.router.track && accountInCache
+	}
 	s.res.Name = cfg.Policy
 	s.res.BlockSize = cfg.BlockSize
 	return s
@@ -116,13 +128,22 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	prefillEnd := s.nowMS + s.cfg.PrefillMSPerToken*float64(q.in-cachedTokens)
 	f.endMS = prefillEnd + s.cfg.DecodeMSPerToken*float64(q.out)
 	f.atMS, f.charge, f.prefilling = f.endMS, 0, false
-	if s.router.track {
-		f.ids = append(f.ids[:0], ids...)
-		if prefillEnd > s.nowMS { // the first token comes at the end of the prefill
-			f.atMS, f.charge, f.prefilling = prefillEnd, int32(s.router.charge(q.in, w)), true
-		}
+	if s.router.track && prefillEnd > s.nowMS { // the first token comes at the end of the prefill
+		f.atMS, f.charge, f.prefilling = prefillEnd, int32(s.router.charge(q.in, w)), true
 	}
-	wk.activeAdd(f.ids, int(f.charge), s.router.track)
+	switch {
+	case wk.inCache:
+		f.held = wk.cacheAdd(ids, len(pins), int(f.charge))
+		if f.held {
+			f.ids = append(f.ids[:0], ids...)
+		}
+	case s.router.track: // the account in the table, as the timed simulation keeps it
+		f.held = true
+		f.ids = append(f.ids[:0], ids...)
+		wk.activeAdd(f.ids, int(f.charge), true)
+	default:
+		wk.activeAdd(nil, 0, false)
+	}
 	s.heap.push(fi, s.flights)
 
 	s.res.count(q, overlap, bs)
@@ -173,8 +194,16 @@ func (s *cacheSim) newFlight() int32 {
 func (s *cacheSim) complete(fi int32) {
 	f := &s.flights[fi]
 	wk := &s.workers[f.worker]
+	var held []uint64
+	if f.held {
+		held = f.ids
+	}
+	if wk.inCache {
+		wk.cacheFree(held, f.pins)
+	} else {
+		wk.activeFree(held, s.router.track)
+	}
 	wk.cache.release(f.pins, int(f.scratch), int(f.keep))
-	wk.activeFree(f.ids, s.router.track)
 	s.freeF = append(s.freeF, fi)
 }
 

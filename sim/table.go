@@ -134,6 +134,11 @@ func (t *table) del(k uint64) {
 		}
 		i = (i + 1) & t.mask
 	}
+	t.delAt(i)
+}
+
+// delAt removes the key at position i (from find).
+func (t *table) delAt(i uint64) {
 	t.n--
 	// i is the hole. An entry at j may move into it unless its home lies
 	// cyclically in (i, j], i.e. unless (j - home) < (j - i) mod size.
@@ -150,6 +155,12 @@ func (t *table) del(k uint64) {
 		}
 	}
 	t.keys[i] = 0
+}
+
+// clear removes every key.
+func (t *table) clear() {
+	clear(t.keys)
+	t.n = 0
 }
 
 func (t *table) grow() {
