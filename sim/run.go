@@ -1,5 +1,7 @@
 package sim
 
+import "math"
+
 // worker is one simulated worker as the router sees it.
 type worker struct {
 	cache    *cache
@@ -22,18 +24,12 @@ type worker struct {
 
 // flight is a running request of the cache-only simulation.
 type flight struct {
-	// atMS is its next event: the end of its prefill (its first token)
-	// while the router books prefill tokens for it, then its completion.
-	atMS    float64
 	endMS   float64
 	seq     int64
 	worker  int32
 	scratch int32 // scratch blocks granted
 	keep    int32 // of them, blocks full at completion, kept cached
-	charge  int32 // prefill tokens the router booked for it, until its first token
-	// prefilling: atMS is its first token (it may equal endMS)
-	prefilling bool
-	pins       []int32
+	pins    []int32
 	// held: ids is a copy of its full blocks, for the router's account
 	// (kv-aware family): with the account in the cache, only when some of
 	// them did not fit it.
@@ -53,7 +49,8 @@ type cacheSim struct {
 
 	flights []flight
 	freeF   []int32
-	heap    flightHeap
+	heap    flightHeap // completions
+	firsts  firstHeap  // first tokens due, while the router books prefill tokens (kv-aware family)
 	nowMS   float64
 	seq     int64
 
@@ -91,18 +88,27 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	bs := s.cfg.BlockSize
 
 	// Issue: wait for a free slot (concurrency) or for the arrival time.
+	// The events are completions and first tokens, handled in the order
+	// of (time, issue order); a request's first token comes before its
+	// completion. The two touch different figures of a worker, so only
+	// which of them are handled matters, not their order across the two
+	// agendas: every event up to the last completion a closed loop waits
+	// for, or up to the arrival.
 	if s.mode == loadClosed {
 		for len(s.heap) >= s.cfg.Concurrency {
-			f := s.heap.pop(s.flights)
-			s.nowMS = max(s.nowMS, s.flights[f].atMS)
-			s.event(f)
+			fi := s.heap.pop(s.flights)
+			f := &s.flights[fi]
+			s.firstsUpTo(f.endMS, f.seq)
+			s.nowMS = max(s.nowMS, f.endMS)
+			s.complete(fi)
 		}
 	}
 	if s.mode != loadClosed || q.arrivalMS > s.nowMS { // arrival times, or a ramp's first sends
 		t := max(q.arrivalMS, s.nowMS)
-		for len(s.heap) > 0 && s.flights[s.heap[0]].atMS <= t {
-			s.event(s.heap.pop(s.flights))
+		for len(s.heap) > 0 && s.flights[s.heap[0]].endMS <= t {
+			s.complete(s.heap.pop(s.flights))
 		}
+		s.firstsUpTo(t, math.MaxInt64)
 		s.nowMS = t
 	}
 
@@ -127,20 +133,21 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	s.seq++
 	prefillEnd := s.nowMS + s.cfg.PrefillMSPerToken*float64(q.in-cachedTokens)
 	f.endMS = prefillEnd + s.cfg.DecodeMSPerToken*float64(q.out)
-	f.atMS, f.charge, f.prefilling = f.endMS, 0, false
+	charge := 0
 	if s.router.track && prefillEnd > s.nowMS { // the first token comes at the end of the prefill
-		f.atMS, f.charge, f.prefilling = prefillEnd, int32(s.router.charge(q.in, w)), true
+		charge = s.router.charge(q.in, w)
+		s.firsts.push(firstDue{atMS: prefillEnd, seq: f.seq, worker: f.worker, charge: int32(charge)})
 	}
 	switch {
 	case wk.inCache:
-		f.held = wk.cacheAdd(ids, len(pins), int(f.charge))
+		f.held = wk.cacheAdd(ids, len(pins), charge)
 		if f.held {
 			f.ids = append(f.ids[:0], ids...)
 		}
 	case s.router.track: // the account in the table, as the timed simulation keeps it
 		f.held = true
 		f.ids = append(f.ids[:0], ids...)
-		wk.activeAdd(f.ids, int(f.charge), true)
+		wk.activeAdd(f.ids, charge, true)
 	default:
 		wk.activeAdd(nil, 0, false)
 	}
@@ -150,17 +157,13 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	return nil
 }
 
-// event handles a flight's next event: the first token, after which the
-// router no longer books its prefill, or its completion.
-func (s *cacheSim) event(fi int32) {
-	f := &s.flights[fi]
-	if f.prefilling {
-		s.workers[f.worker].activePrefillDone(int(f.charge))
-		f.atMS, f.charge, f.prefilling = f.endMS, 0, false
-		s.heap.push(fi, s.flights)
-		return
+// firstsUpTo handles the first tokens due at or before (atMS, seq), after
+// which the router no longer books their prefill.
+func (s *cacheSim) firstsUpTo(atMS float64, seq int64) {
+	for len(s.firsts) > 0 && !firstAfter(s.firsts[0], atMS, seq) {
+		d := s.firsts.pop()
+		s.workers[d.worker].activePrefillDone(int(d.charge))
 	}
-	s.complete(fi)
 }
 
 // count adds one routed request to the cache figures.
@@ -209,8 +212,9 @@ func (s *cacheSim) complete(fi int32) {
 
 func (s *cacheSim) result() (Result, error) {
 	for len(s.heap) > 0 {
-		s.event(s.heap.pop(s.flights))
+		s.complete(s.heap.pop(s.flights))
 	}
+	s.firstsUpTo(math.Inf(1), math.MaxInt64)
 	r := s.res
 	r.finish(s.workers)
 	return r, nil
@@ -248,8 +252,8 @@ func (r *Result) finish(ws []worker) {
 type flightHeap []int32
 
 func flightLess(fs []flight, a, b int32) bool {
-	if fs[a].atMS != fs[b].atMS {
-		return fs[a].atMS < fs[b].atMS
+	if fs[a].endMS != fs[b].endMS {
+		return fs[a].endMS < fs[b].endMS
 	}
 	return fs[a].seq < fs[b].seq
 }
@@ -285,6 +289,66 @@ func (h *flightHeap) pop(fs []flight) int32 {
 			m = r
 		}
 		if !flightLess(fs, q[m], q[i]) {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
+}
+
+// firstDue is a request's first token, when the router stops booking its
+// prefill tokens (charge) on its worker; seq is the request's issue order.
+type firstDue struct {
+	atMS   float64
+	seq    int64
+	worker int32
+	charge int32
+}
+
+// firstAfter reports whether d comes after (atMS, seq).
+func firstAfter(d firstDue, atMS float64, seq int64) bool {
+	if d.atMS != atMS {
+		return d.atMS > atMS
+	}
+	return d.seq > seq
+}
+
+// firstHeap is a binary min-heap of first tokens by time, then issue order.
+type firstHeap []firstDue
+
+func (h *firstHeap) push(d firstDue) {
+	*h = append(*h, d)
+	q := *h
+	i := len(q) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if firstAfter(q[i], q[p].atMS, q[p].seq) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *firstHeap) pop() firstDue {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && !firstAfter(q[r], q[l].atMS, q[l].seq) {
+			m = r
+		}
+		if firstAfter(q[m], q[i].atMS, q[i].seq) {
 			break
 		}
 		q[i], q[m] = q[m], q[i]
