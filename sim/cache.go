@@ -108,6 +108,27 @@ func (c *cache) pinnedRun(ids []uint64) int {
 	return len(ids)
 }
 
+// matchPinned returns match(ids) and pinnedRun(ids) in one walk.
+func (c *cache) matchPinned(ids []uint64) (stored, pinned int) {
+	pinned = -1
+	for i, id := range ids {
+		s, ok := c.index.get(id)
+		if !ok {
+			if pinned < 0 {
+				pinned = i
+			}
+			return i, pinned
+		}
+		if pinned < 0 && c.slots[s].ref == 0 {
+			pinned = i
+		}
+	}
+	if pinned < 0 {
+		pinned = len(ids)
+	}
+	return len(ids), pinned
+}
+
 // acquire admits a request on this cache: it pins the request's stored
 // blocks, stores the missing ones (evicting as needed) and grants extra
 // scratch blocks. It appends the pinned slots to pins, in block order, and
