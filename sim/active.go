@@ -198,7 +198,7 @@ func (w *worker) cacheAdd(ids []uint64, pinned, prefillTokens int) (keepIDs bool
 		// block overflows nothing is free for the ones after it.
 		w.fillFromPins()
 		for _, id := range ids {
-			if !w.cache.index.has(id) {
+			if !w.cache.index.has(id, w.cache.slots) {
 				w.hold1(id)
 			}
 		}
