@@ -50,7 +50,7 @@ type cacheSim struct {
 	flights []flight
 	freeF   []int32
 	heap    flightHeap // completions
-	firsts  firstHeap  // first tokens due, while the router books prefill tokens (kv-aware family)
+	firsts  eventHeap  // first tokens due, while the router books prefill tokens (kv-aware family)
 	nowMS   float64
 	seq     int64
 
@@ -136,7 +136,7 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	charge := 0
 	if s.router.track && prefillEnd > s.nowMS { // the first token comes at the end of the prefill
 		charge = s.router.charge(q.in, w)
-		s.firsts.push(firstDue{atMS: prefillEnd, seq: f.seq, worker: f.worker, charge: int32(charge)})
+		s.firsts.push(event{at: prefillEnd, ord: uint64(f.seq), id: f.worker, n: int32(charge), kind: evFirstToken})
 	}
 	switch {
 	case wk.inCache:
@@ -160,9 +160,10 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 // firstsUpTo handles the first tokens due at or before (atMS, seq), after
 // which the router no longer books their prefill.
 func (s *cacheSim) firstsUpTo(atMS float64, seq int64) {
-	for len(s.firsts) > 0 && !firstAfter(s.firsts[0], atMS, seq) {
+	upTo := event{at: atMS, ord: uint64(seq)}
+	for len(s.firsts) > 0 && !eventLess(&upTo, &s.firsts[0]) {
 		d := s.firsts.pop()
-		s.workers[d.worker].activePrefillDone(int(d.charge))
+		s.workers[d.id].activePrefillDone(int(d.n))
 	}
 }
 
@@ -289,66 +290,6 @@ func (h *flightHeap) pop(fs []flight) int32 {
 			m = r
 		}
 		if !flightLess(fs, q[m], q[i]) {
-			break
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
-	*h = q
-	return top
-}
-
-// firstDue is a request's first token, when the router stops booking its
-// prefill tokens (charge) on its worker; seq is the request's issue order.
-type firstDue struct {
-	atMS   float64
-	seq    int64
-	worker int32
-	charge int32
-}
-
-// firstAfter reports whether d comes after (atMS, seq).
-func firstAfter(d firstDue, atMS float64, seq int64) bool {
-	if d.atMS != atMS {
-		return d.atMS > atMS
-	}
-	return d.seq > seq
-}
-
-// firstHeap is a binary min-heap of first tokens by time, then issue order.
-type firstHeap []firstDue
-
-func (h *firstHeap) push(d firstDue) {
-	*h = append(*h, d)
-	q := *h
-	i := len(q) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if firstAfter(q[i], q[p].atMS, q[p].seq) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-}
-
-func (h *firstHeap) pop() firstDue {
-	q := *h
-	top := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q = q[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && !firstAfter(q[r], q[l].atMS, q[l].seq) {
-			m = r
-		}
-		if firstAfter(q[m], q[i].atMS, q[i].seq) {
 			break
 		}
 		q[i], q[m] = q[m], q[i]
