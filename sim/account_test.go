@@ -13,16 +13,7 @@ import (
 // some caches are too small for what is pinned, so blocks overflow and a
 // worker's account moves into its table and back.
 func TestCacheAccountMatchesTable(t *testing.T) {
-	type load struct {
-		name string
-		open func() (Source, error)
-	}
-	syn := Synthetic{Prefixes: 30, PrefixTokens: 900, Repeats: 8, TailTokens: 40, Seed: 4}
-	loads := []load{
-		{"excerpt/512", func() (Source, error) { return OpenMooncake(excerptPath, 0, false) }},
-		{"excerpt/16", func() (Source, error) { return OpenMooncake(excerptPath, 16, false) }},
-		{"synthetic", func() (Source, error) { return syn.Open() }},
-	}
+	loads := passLoads()
 	cfgs := []Config{
 		{Workers: 4, CapacityBlocks: 400, Seed: 3},
 		{Workers: 3, CapacityBlocks: 2000, Seed: 3, Concurrency: 8},

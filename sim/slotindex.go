@@ -19,19 +19,11 @@ type slotIndex struct {
 }
 
 func newSlotIndex(expected int, loadShift uint) slotIndex {
-	size := 16
-	for size>>loadShift < expected {
-		size <<= 1
-	}
-	return makeSlotIndex(size, loadShift)
+	return makeSlotIndex(openSize(expected, loadShift), loadShift)
 }
 
 func makeSlotIndex(size int, loadShift uint) slotIndex {
-	shift := uint(64)
-	for s := size; s > 1; s >>= 1 {
-		shift--
-	}
-	return slotIndex{at: make([]int32, size), mask: uint64(size - 1), shift: shift, limit: size >> loadShift, loadShift: loadShift}
+	return slotIndex{at: make([]int32, size), mask: uint64(size - 1), shift: homeShift(size), limit: size >> loadShift, loadShift: loadShift}
 }
 
 func (x *slotIndex) home(id uint64) uint64 { return id >> x.shift }
