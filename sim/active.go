@@ -61,6 +61,7 @@ func (w *worker) hold(ids []uint64) {
 	}
 }
 
+// hold1 adds one reference to id in the table.
 func (w *worker) hold1(id uint64) {
 	at, ok := w.refs.find(id)
 	if ok {
@@ -82,6 +83,8 @@ func (w *worker) unhold(ids []uint64) {
 	}
 }
 
+// unhold1 takes one reference off id in the table, and id out of it with
+// its last.
 func (w *worker) unhold1(id uint64) {
 	at, ok := w.refs.find(id)
 	if !ok {
