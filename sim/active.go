@@ -57,18 +57,45 @@ func (w *worker) activeAdd(ids []uint64, prefillTokens int, track bool) {
 // hold adds one reference to each of ids in the table.
 func (w *worker) hold(ids []uint64) {
 	for _, id := range ids {
-		at, ok := w.refs.find(id)
-		if ok {
-			w.refs.vals[at]++
-			continue
-		}
-		if w.refs.n < w.refs.limit {
-			w.refs.setAt(at, id, 1)
-		} else {
-			w.refs.insertNew(id, 1)
-		}
-		w.blocks++
+		w.hold1(id)
 	}
+}
+
+// hold1 adds one reference to id in the table.
+func (w *worker) hold1(id uint64) {
+	at, ok := w.refs.find(id)
+	if ok {
+		w.refs.vals[at]++
+		return
+	}
+	if w.refs.n < w.refs.limit {
+		w.refs.setAt(at, id, 1)
+	} else {
+		w.refs.insertNew(id, 1)
+	}
+	w.blocks++
+}
+
+// unhold takes one reference off each of ids in the table.
+func (w *worker) unhold(ids []uint64) {
+	for _, id := range ids {
+		w.unhold1(id)
+	}
+}
+
+// unhold1 takes one reference off id in the table, and id out of it with
+// its last.
+func (w *worker) unhold1(id uint64) {
+	at, ok := w.refs.find(id)
+	if !ok {
+		panic("sim: router frees a block it never counted")
+	}
+	if w.refs.vals[at] > 1 {
+		w.refs.vals[at]--
+		return
+	}
+	w.refs.delAt(at)
+	w.blocks--
 }
 
 // activePrefillDone is Dynamo's mark_prefill_completed: the request's first
@@ -86,18 +113,7 @@ func (w *worker) activeFree(ids []uint64, track bool) {
 		w.solo, w.sole, w.blocks = false, nil, 0
 		return
 	}
-	for _, id := range ids {
-		at, ok := w.refs.find(id)
-		if !ok {
-			panic("sim: router frees a block it never counted")
-		}
-		if w.refs.vals[at] > 1 {
-			w.refs.vals[at]--
-			continue
-		}
-		w.refs.del(id)
-		w.blocks--
-	}
+	w.unhold(ids)
 }
 
 // decodeAdd and decodeFree keep a decode worker's account: the requests
@@ -118,8 +134,12 @@ func (w *worker) decodeFree(blocks int) {
 // (ActiveSequences::new_blocks, which counts every block not held). Block
 // ids are chained (an id stands for its whole prefix), so the held blocks of
 // a request are a leading run and the count stops at the first miss; with
-// one request in flight, they are the run it shares with that request.
+// one request in flight, they are the run it shares with that request; with
+// the account in the cache, the run of blocks stored there and pinned.
 func (w *worker) newBlocks(ids []uint64) int {
+	if w.inCache && w.overflowed == 0 {
+		return len(ids) - w.cache.pinnedRun(ids)
+	}
 	if w.solo {
 		n := 0
 		for n < len(ids) && n < len(w.sole) && ids[n] == w.sole[n] {
@@ -133,4 +153,99 @@ func (w *worker) newBlocks(ids []uint64) int {
 		}
 	}
 	return 0
+}
+
+// activeBlocks is Dynamo's active blocks of the worker: the distinct full
+// prompt blocks of its requests in flight.
+func (w *worker) activeBlocks() int {
+	if w.inCache && w.overflowed == 0 {
+		return w.cache.pinned
+	}
+	return w.blocks
+}
+
+// The cache-only simulation keeps the account in its caches. There a
+// request pins its full prompt blocks in its worker's cache from the moment
+// it is routed to its end, the span the account covers, so a stored block's
+// pin count is the number of requests in flight there that hold it, the
+// cache's pinned blocks are the account's active blocks, and a request's
+// held run is the run of its blocks stored there and pinned: nothing to keep
+// beside the cache (w.inCache). The exception is a block that did not fit
+// (cache.acquire's overflow: every block pinned), which its request holds
+// without the cache storing it. While a request with such a block is in
+// flight on a worker (w.overflowed counts them), that worker keeps the
+// account in its table of references, as the timed simulation does: filled
+// from the cache's pin counts when the first such request comes, emptied
+// when the last one ends, and the cache's pins stand again.
+//
+// accountInCache off keeps the cache-only simulation's account in the
+// table, as before: the reference the cache's account is tested against.
+var accountInCache = true
+
+// cacheAdd records a request routed to w in the cache-only simulation, once
+// the cache has pinned the blocks of ids it could (pinned of them; fewer
+// than len(ids) if some overflowed), and reports whether the caller must
+// keep a copy of ids for cacheFree (the request holds a block the cache
+// does not).
+func (w *worker) cacheAdd(ids []uint64, pinned, prefillTokens int) (keepIDs bool) {
+	w.requests++
+	w.prefill += prefillTokens
+	w.inFlight++
+	over := pinned < len(ids)
+	switch {
+	case over && w.overflowed == 0:
+		// The account leaves the cache: every pinned block, as many
+		// references as pins (this request's included), then this
+		// request's blocks the cache did not store. Right after acquire an
+		// id of ids is stored exactly when it was pinned, since once a
+		// block overflows nothing is free for the ones after it.
+		w.fillFromPins()
+		for _, id := range ids {
+			if !w.cache.index.has(id, w.cache.slots) {
+				w.hold1(id)
+			}
+		}
+	case w.overflowed > 0:
+		w.hold(ids)
+	}
+	if over {
+		w.overflowed++
+	}
+	return over
+}
+
+// cacheFree records the end of a request of the cache-only simulation,
+// before its pins are released: held is the copy of its blocks cacheAdd
+// asked for, or nil, and then its blocks are the ids of its pinned slots.
+func (w *worker) cacheFree(held []uint64, pins []int32) {
+	w.inFlight--
+	if w.overflowed == 0 {
+		return
+	}
+	if held != nil {
+		w.unhold(held)
+		w.overflowed--
+		if w.overflowed == 0 {
+			w.refs.clear()
+			w.blocks = 0
+		}
+		return
+	}
+	for _, p := range pins {
+		w.unhold1(w.cache.slots[p].id)
+	}
+}
+
+// fillFromPins sets the table of references to the cache's pins.
+func (w *worker) fillFromPins() {
+	if w.refs.keys == nil {
+		w.refs = newTable(64, 3)
+	}
+	w.blocks = 0
+	for _, sl := range w.cache.slots {
+		if sl.id != 0 && sl.ref > 0 {
+			w.refs.insertNew(sl.id, sl.ref)
+			w.blocks++
+		}
+	}
 }

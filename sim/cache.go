@@ -33,7 +33,7 @@ package sim
 // overflow. A capacity of 0 or less means unbounded.
 type cache struct {
 	capacity int // blocks; <= 0 means unbounded
-	index    table
+	index    slotIndex
 	slots    []slot
 	free     []int32
 	lruHead  int32 // least recently used unpinned stored block, or -1
@@ -60,7 +60,7 @@ const nilSlot = -1
 const preallocMax = 1 << 20
 
 // sparseMax is the largest capacity whose index is kept at most 1/8 full
-// (12 bytes × 8 = 96 bytes a block, 6 MiB at 65,536 blocks); larger or
+// (4 bytes × 8 = 32 bytes a block, 2 MiB at 65,536 blocks); larger or
 // unbounded caches keep theirs at most half full.
 const sparseMax = 1 << 16
 
@@ -75,7 +75,7 @@ func newCache(capacityBlocks int) *cache {
 	}
 	return &cache{
 		capacity: capacityBlocks,
-		index:    newTable(n, loadShift),
+		index:    newSlotIndex(n, loadShift),
 		slots:    make([]slot, 0, n),
 		free:     make([]int32, 0, n),
 		lruHead:  nilSlot,
@@ -90,11 +90,43 @@ func (c *cache) active() int { return c.pinned + c.scratch }
 // match returns the number of leading blocks of ids that are stored.
 func (c *cache) match(ids []uint64) int {
 	for i, id := range ids {
-		if !c.index.has(id) {
+		if !c.index.has(id, c.slots) {
 			return i
 		}
 	}
 	return len(ids)
+}
+
+// pinnedRun returns the number of leading blocks of ids that are stored and
+// pinned by a running request.
+func (c *cache) pinnedRun(ids []uint64) int {
+	for i, id := range ids {
+		if s, ok := c.index.get(id, c.slots); !ok || c.slots[s].ref == 0 {
+			return i
+		}
+	}
+	return len(ids)
+}
+
+// matchPinned returns match(ids) and pinnedRun(ids) in one walk.
+func (c *cache) matchPinned(ids []uint64) (stored, pinned int) {
+	pinned = -1
+	for i, id := range ids {
+		s, ok := c.index.get(id, c.slots)
+		if !ok {
+			if pinned < 0 {
+				pinned = i
+			}
+			return i, pinned
+		}
+		if pinned < 0 && c.slots[s].ref == 0 {
+			pinned = i
+		}
+	}
+	if pinned < 0 {
+		pinned = len(ids)
+	}
+	return len(ids), pinned
 }
 
 // acquire admits a request on this cache: it pins the request's stored
@@ -107,9 +139,8 @@ func (c *cache) match(ids []uint64) int {
 func (c *cache) acquire(ids []uint64, extra int, pins []int32) (overlap int, granted int, out []int32) {
 	overlap = len(ids)
 	for i, id := range ids {
-		at, ok := c.index.find(id)
+		at, s, ok := c.index.find(id, c.slots)
 		if ok {
-			s := c.index.vals[at]
 			c.pin(s)
 			pins = append(pins, s)
 			continue
@@ -117,11 +148,12 @@ func (c *cache) acquire(ids []uint64, extra int, pins []int32) (overlap int, gra
 		if i < overlap {
 			overlap = i
 		}
-		var s int32
 		if c.capacity > 0 && c.stored+c.scratch >= c.capacity {
 			// Full: the LRU block's slot takes the new block (evict and
 			// alloc in one). The new id goes where its probe ended before
-			// the old one is deleted, whose shifting keeps both in place.
+			// the old one is deleted, whose shifting keeps both in place;
+			// the old entry is found from the old id's home, and the
+			// shifting reads the slot's new id.
 			s = c.lruHead
 			if s == nilSlot {
 				c.overflow++
@@ -129,21 +161,22 @@ func (c *cache) acquire(ids []uint64, extra int, pins []int32) (overlap int, gra
 			}
 			c.unlink(s)
 			old := c.slots[s].id
-			c.index.setAt(at, id, s)
+			c.slots[s] = slot{id: id, prev: nilSlot, next: nilSlot, ref: 1}
+			c.index.setAt(at, s)
 			if old != 0 {
-				c.index.del(old)
+				c.index.del(c.index.home(old), s, c.slots)
 			}
 			c.evictions++
 		} else {
 			s = c.alloc() // not full: nothing is evicted, at stays valid
 			c.stored++
+			c.slots[s] = slot{id: id, prev: nilSlot, next: nilSlot, ref: 1}
 			if c.index.n < c.index.limit {
-				c.index.setAt(at, id, s)
+				c.index.setAt(at, s)
 			} else {
-				c.index.insertNew(id, s) // grows
+				c.index.insertNew(s, c.slots) // grows
 			}
 		}
-		c.slots[s] = slot{id: id, prev: nilSlot, next: nilSlot, ref: 1}
 		c.pinned++
 		pins = append(pins, s)
 	}
@@ -221,7 +254,7 @@ func (c *cache) takeSlot() int32 {
 func (c *cache) evict(s int32) {
 	c.unlink(s)
 	if id := c.slots[s].id; id != 0 {
-		c.index.del(id)
+		c.index.del(c.index.home(id), s, c.slots)
 	}
 	c.slots[s].id = 0
 	c.free = append(c.free, s)
@@ -276,7 +309,7 @@ func (c *cache) available() int { return c.capacity - c.pinned - c.scratch }
 func (c *cache) pinCost(ids []uint64) int {
 	n := 0
 	for _, id := range ids {
-		if s, ok := c.index.get(id); !ok || c.slots[s].ref == 0 {
+		if s, ok := c.index.get(id, c.slots); !ok || c.slots[s].ref == 0 {
 			n++
 		}
 	}
@@ -287,14 +320,14 @@ func (c *cache) pinCost(ids []uint64) int {
 // least recently used block if the cache is full (there must be room, see
 // available), and returns its slot.
 func (c *cache) pinOrStore(id uint64) int32 {
-	if s, ok := c.index.get(id); ok {
+	if s, ok := c.index.get(id, c.slots); ok {
 		c.pin(s)
 		return s
 	}
 	s := c.alloc()
 	c.stored++
 	c.slots[s] = slot{id: id, prev: nilSlot, next: nilSlot, ref: 1}
-	c.index.insertNew(id, s)
+	c.index.insertNew(s, c.slots)
 	c.pinned++
 	c.notePeak()
 	return s

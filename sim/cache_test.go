@@ -11,7 +11,7 @@ import (
 func stored(c *cache, ids ...uint64) []uint64 {
 	var in []uint64
 	for _, id := range ids {
-		if c.index.has(id) {
+		if c.index.has(id, c.slots) {
 			in = append(in, id)
 		}
 	}

@@ -6,6 +6,10 @@ const (
 	evLink                   // the shared link's first transfer moves its last byte (ver)
 	evArrived                // a transfer's latency has passed: its KV is on the decode worker (id: seq)
 	evDelivered              // a routed request leaves the frontend for its worker (id: seq)
+	// The cache-only simulation's one kind: a request's first token, when
+	// the router stops booking its prefill (id: worker, n: the tokens
+	// booked; ord: the request's issue order).
+	evFirstToken
 )
 
 // event is one entry of the timed simulation's agenda, at time at. Entries
@@ -18,6 +22,7 @@ type event struct {
 	ord  uint64 // push order: ties go first in, first out
 	id   int32
 	ver  uint32
+	n    int32
 	kind uint8
 }
 

@@ -12,16 +12,7 @@ import (
 // from one parse and one history) gives, policy by policy, exactly what the
 // same pass run sequentially gives and what each policy run alone gives.
 func TestOnePassEqualsSeparateRuns(t *testing.T) {
-	type load struct {
-		name string
-		open func() (Source, error)
-	}
-	syn := Synthetic{Prefixes: 30, PrefixTokens: 900, Repeats: 8, TailTokens: 40, Seed: 2}
-	loads := []load{
-		{"excerpt/512", func() (Source, error) { return OpenMooncake(excerptPath, 0, false) }},
-		{"excerpt/16", func() (Source, error) { return OpenMooncake(excerptPath, 16, false) }},
-		{"synthetic", func() (Source, error) { return syn.Open() }},
-	}
+	loads := passLoads()
 	cfgs := []Config{
 		{Workers: 4, CapacityBlocks: 400, Seed: 3},
 		{Workers: 3, CapacityBlocks: 2000, Seed: 3, Concurrency: 8},
@@ -68,6 +59,23 @@ func TestOnePassEqualsSeparateRuns(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// testLoad is a workload the pass tests replay.
+type testLoad struct {
+	name string
+	open func() (Source, error)
+}
+
+// passLoads is the excerpt at its 512-token blocks and at 16, and a
+// synthetic workload of shared prefixes.
+func passLoads() []testLoad {
+	syn := Synthetic{Prefixes: 30, PrefixTokens: 900, Repeats: 8, TailTokens: 40, Seed: 2}
+	return []testLoad{
+		{"excerpt/512", func() (Source, error) { return OpenMooncake(excerptPath, 0, false) }},
+		{"excerpt/16", func() (Source, error) { return OpenMooncake(excerptPath, 16, false) }},
+		{"synthetic", func() (Source, error) { return syn.Open() }},
 	}
 }
 

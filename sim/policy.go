@@ -158,6 +158,10 @@ type router struct {
 	// ov is each worker's overlap with the request being routed: kv-aware
 	// fills it in choose, kv-aware-approx before it (history.overlaps).
 	ov []int
+	// held is, for kv-aware, each worker's run of the request's blocks
+	// held by its requests in flight when cacheOverlaps could read it in
+	// the same walk (the account in the cache), else -1.
+	held []int
 	// track: the policy weighs Dynamo's active blocks and prefill tokens
 	// (the kv-aware family), so the workers keep them.
 	track bool
@@ -170,6 +174,9 @@ func newRouter(kind policyKind, cfg Config) *router {
 		r.rng = rand.New(rand.NewPCG(cfg.Seed, randomStreamSalt))
 	case polKVAware, polKVAwareApprox:
 		r.ov = make([]int, cfg.Workers)
+	}
+	if kind == polKVAware {
+		r.held = make([]int, cfg.Workers)
 	}
 	r.track = kind == polKVAware || kind == polKVAwareApprox || kind == polKVAwareNoEvents
 	return r
@@ -249,11 +256,16 @@ func (r *router) choose(ids []uint64, in int, ws []worker) int {
 		if prefill < 0 {
 			prefill = 0
 		}
+		active := ws[w].activeBlocks()
 		added := len(ids)
-		if ws[w].blocks > 0 {
+		switch {
+		case active == 0:
+		case r.held != nil && r.held[w] >= 0:
+			added = len(ids) - r.held[w]
+		default:
 			added = ws[w].newBlocks(ids)
 		}
-		cost := r.scale*prefill + float64(ws[w].blocks+added)
+		cost := r.scale*prefill + float64(active+added)
 		if best < 0 || cost < bestCost || (cost == bestCost && fewerRouted(ws, w, best)) {
 			best, bestCost = w, cost
 		}
@@ -274,13 +286,20 @@ func (r *router) charge(in, w int) int {
 	return 0
 }
 
-// cacheOverlaps sets r.ov to each worker's cache.match(ids). A worker at a
-// time, not a block at a time for all workers: each scan is a tight loop
-// over one index that stops at its first miss, which measured faster than
-// interleaving the workers' indexes (BenchmarkSyntheticMillion, where
-// overlaps run to ~90 blocks).
+// cacheOverlaps sets r.ov to each worker's cache.match(ids), and r.held to
+// its held run where the account is in the cache (the run of those blocks
+// pinned, read in the same walk), else -1. A worker at a time, not a block
+// at a time for all workers: each scan is a tight loop over one index that
+// stops at its first miss, which measured faster than interleaving the
+// workers' indexes (BenchmarkSyntheticMillion, where overlaps run to ~90
+// blocks).
 func (r *router) cacheOverlaps(ids []uint64, ws []worker) {
 	for w := range ws {
-		r.ov[w] = ws[w].cache.match(ids)
+		wk := &ws[w]
+		if wk.inCache && wk.overflowed == 0 && wk.cache.pinned > 0 {
+			r.ov[w], r.held[w] = wk.cache.matchPinned(ids)
+			continue
+		}
+		r.ov[w], r.held[w] = wk.cache.match(ids), -1
 	}
 }

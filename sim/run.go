@@ -1,5 +1,7 @@
 package sim
 
+import "math"
+
 // worker is one simulated worker as the router sees it.
 type worker struct {
 	cache    *cache
@@ -13,23 +15,26 @@ type worker struct {
 	// ones; refs is empty (active.go).
 	solo bool
 	sole []uint64
+	// inCache: the cache-only simulation's account, in the cache's pins
+	// while no request in flight here has a block the cache could not
+	// store (overflowed counts those requests; active.go).
+	inCache    bool
+	overflowed int
 }
 
 // flight is a running request of the cache-only simulation.
 type flight struct {
-	// atMS is its next event: the end of its prefill (its first token)
-	// while the router books prefill tokens for it, then its completion.
-	atMS    float64
 	endMS   float64
 	seq     int64
 	worker  int32
 	scratch int32 // scratch blocks granted
 	keep    int32 // of them, blocks full at completion, kept cached
-	charge  int32 // prefill tokens the router booked for it, until its first token
-	// prefilling: atMS is its first token (it may equal endMS)
-	prefilling bool
-	pins       []int32
-	ids        []uint64 // its full blocks, for the router's account (kv-aware family)
+	pins    []int32
+	// held: ids is a copy of its full blocks, for the router's account
+	// (kv-aware family): with the account in the cache, only when some of
+	// them did not fit it.
+	held bool
+	ids  []uint64
 }
 
 // cacheSim is one policy's cache-only simulation: requests take the
@@ -44,7 +49,8 @@ type cacheSim struct {
 
 	flights []flight
 	freeF   []int32
-	heap    flightHeap
+	heap    flightHeap // completions
+	firsts  eventHeap  // first tokens due, while the router books prefill tokens (kv-aware family)
 	nowMS   float64
 	seq     int64
 
@@ -58,6 +64,9 @@ func newCacheSim(cfg Config, kind policyKind, mode loadMode) *cacheSim {
 		router: newRouter(kind, cfg),
 	}
 	s.workers = s.router.newWorkers(cfg.Workers, cfg.CapacityBlocks)
+	for i := range s.workers {
+		s.workers[i].inCache = s.router.track && accountInCache
+	}
 	s.res.Name = cfg.Policy
 	s.res.BlockSize = cfg.BlockSize
 	return s
@@ -79,18 +88,27 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	bs := s.cfg.BlockSize
 
 	// Issue: wait for a free slot (concurrency) or for the arrival time.
+	// The events are completions and first tokens, handled in the order
+	// of (time, issue order); a request's first token comes before its
+	// completion. The two touch different figures of a worker, so only
+	// which of them are handled matters, not their order across the two
+	// agendas: every event up to the last completion a closed loop waits
+	// for, or up to the arrival.
 	if s.mode == loadClosed {
 		for len(s.heap) >= s.cfg.Concurrency {
-			f := s.heap.pop(s.flights)
-			s.nowMS = max(s.nowMS, s.flights[f].atMS)
-			s.event(f)
+			fi := s.heap.pop(s.flights)
+			f := &s.flights[fi]
+			s.firstsUpTo(f.endMS, f.seq)
+			s.nowMS = max(s.nowMS, f.endMS)
+			s.complete(fi)
 		}
 	}
 	if s.mode != loadClosed || q.arrivalMS > s.nowMS { // arrival times, or a ramp's first sends
 		t := max(q.arrivalMS, s.nowMS)
-		for len(s.heap) > 0 && s.flights[s.heap[0]].atMS <= t {
-			s.event(s.heap.pop(s.flights))
+		for len(s.heap) > 0 && s.flights[s.heap[0]].endMS <= t {
+			s.complete(s.heap.pop(s.flights))
 		}
+		s.firstsUpTo(t, math.MaxInt64)
 		s.nowMS = t
 	}
 
@@ -115,31 +133,38 @@ func (s *cacheSim) step(q *prepared, ids []uint64) error {
 	s.seq++
 	prefillEnd := s.nowMS + s.cfg.PrefillMSPerToken*float64(q.in-cachedTokens)
 	f.endMS = prefillEnd + s.cfg.DecodeMSPerToken*float64(q.out)
-	f.atMS, f.charge, f.prefilling = f.endMS, 0, false
-	if s.router.track {
-		f.ids = append(f.ids[:0], ids...)
-		if prefillEnd > s.nowMS { // the first token comes at the end of the prefill
-			f.atMS, f.charge, f.prefilling = prefillEnd, int32(s.router.charge(q.in, w)), true
-		}
+	charge := 0
+	if s.router.track && prefillEnd > s.nowMS { // the first token comes at the end of the prefill
+		charge = s.router.charge(q.in, w)
+		s.firsts.push(event{at: prefillEnd, ord: uint64(f.seq), id: f.worker, n: int32(charge), kind: evFirstToken})
 	}
-	wk.activeAdd(f.ids, int(f.charge), s.router.track)
+	switch {
+	case wk.inCache:
+		f.held = wk.cacheAdd(ids, len(pins), charge)
+		if f.held {
+			f.ids = append(f.ids[:0], ids...)
+		}
+	case s.router.track: // the account in the table, as the timed simulation keeps it
+		f.held = true
+		f.ids = append(f.ids[:0], ids...)
+		wk.activeAdd(f.ids, charge, true)
+	default:
+		wk.activeAdd(nil, 0, false)
+	}
 	s.heap.push(fi, s.flights)
 
 	s.res.count(q, overlap, bs)
 	return nil
 }
 
-// event handles a flight's next event: the first token, after which the
-// router no longer books its prefill, or its completion.
-func (s *cacheSim) event(fi int32) {
-	f := &s.flights[fi]
-	if f.prefilling {
-		s.workers[f.worker].activePrefillDone(int(f.charge))
-		f.atMS, f.charge, f.prefilling = f.endMS, 0, false
-		s.heap.push(fi, s.flights)
-		return
+// firstsUpTo handles the first tokens due at or before (atMS, seq), after
+// which the router no longer books their prefill.
+func (s *cacheSim) firstsUpTo(atMS float64, seq int64) {
+	upTo := event{at: atMS, ord: uint64(seq)}
+	for len(s.firsts) > 0 && !eventLess(&upTo, &s.firsts[0]) {
+		d := s.firsts.pop()
+		s.workers[d.id].activePrefillDone(int(d.n))
 	}
-	s.complete(fi)
 }
 
 // count adds one routed request to the cache figures.
@@ -173,15 +198,24 @@ func (s *cacheSim) newFlight() int32 {
 func (s *cacheSim) complete(fi int32) {
 	f := &s.flights[fi]
 	wk := &s.workers[f.worker]
+	var held []uint64
+	if f.held {
+		held = f.ids
+	}
+	if wk.inCache {
+		wk.cacheFree(held, f.pins)
+	} else {
+		wk.activeFree(held, s.router.track)
+	}
 	wk.cache.release(f.pins, int(f.scratch), int(f.keep))
-	wk.activeFree(f.ids, s.router.track)
 	s.freeF = append(s.freeF, fi)
 }
 
 func (s *cacheSim) result() (Result, error) {
 	for len(s.heap) > 0 {
-		s.event(s.heap.pop(s.flights))
+		s.complete(s.heap.pop(s.flights))
 	}
+	s.firstsUpTo(math.Inf(1), math.MaxInt64)
 	r := s.res
 	r.finish(s.workers)
 	return r, nil
@@ -219,8 +253,8 @@ func (r *Result) finish(ws []worker) {
 type flightHeap []int32
 
 func flightLess(fs []flight, a, b int32) bool {
-	if fs[a].atMS != fs[b].atMS {
-		return fs[a].atMS < fs[b].atMS
+	if fs[a].endMS != fs[b].endMS {
+		return fs[a].endMS < fs[b].endMS
 	}
 	return fs[a].seq < fs[b].seq
 }

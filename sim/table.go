@@ -22,19 +22,31 @@ type table struct {
 // newTable returns a table sized for expected keys at a load of at most
 // 1/2^loadShift (loadShift ≥ 1).
 func newTable(expected int, loadShift uint) table {
+	return makeTable(openSize(expected, loadShift), loadShift)
+}
+
+func makeTable(size int, loadShift uint) table {
+	return table{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1), shift: homeShift(size), limit: size >> loadShift, loadShift: loadShift}
+}
+
+// openSize is the size of an open-addressing table (a power of two, at
+// least 16) that holds expected keys at a load of at most 1/2^loadShift.
+func openSize(expected int, loadShift uint) int {
 	size := 16
 	for size>>loadShift < expected {
 		size <<= 1
 	}
-	return makeTable(size, loadShift)
+	return size
 }
 
-func makeTable(size int, loadShift uint) table {
+// homeShift is the shift that takes a key's top bits to a position in a
+// table of size (a power of two).
+func homeShift(size int) uint {
 	shift := uint(64)
 	for s := size; s > 1; s >>= 1 {
 		shift--
 	}
-	return table{keys: make([]uint64, size), vals: make([]int32, size), mask: uint64(size - 1), shift: shift, limit: size >> loadShift, loadShift: loadShift}
+	return shift
 }
 
 func (t *table) home(k uint64) uint64 { return k >> t.shift }
@@ -134,6 +146,11 @@ func (t *table) del(k uint64) {
 		}
 		i = (i + 1) & t.mask
 	}
+	t.delAt(i)
+}
+
+// delAt removes the key at position i (from find).
+func (t *table) delAt(i uint64) {
 	t.n--
 	// i is the hole. An entry at j may move into it unless its home lies
 	// cyclically in (i, j], i.e. unless (j - home) < (j - i) mod size.
@@ -150,6 +167,12 @@ func (t *table) del(k uint64) {
 		}
 	}
 	t.keys[i] = 0
+}
+
+// clear removes every key.
+func (t *table) clear() {
+	clear(t.keys)
+	t.n = 0
 }
 
 func (t *table) grow() {
