@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvplan/kvplan/internal/goldenfile"
 	"github.com/kvplan/kvplan/planfile"
 	"github.com/kvplan/kvplan/rules"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -74,20 +75,7 @@ func exampleResult(t *testing.T, failOn rules.Severity) *CheckResult {
 
 func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "rules", "golden", name)
-	if updateGolden() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./report -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden (go test ./report -update):\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("..", "testdata", "rules", "golden", name), got, updateGolden(), "go test ./report -update", false)
 }
 
 func TestCheckFormatsGolden(t *testing.T) {

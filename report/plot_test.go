@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvplan/kvplan/internal/goldenfile"
 )
 
 func TestWritePlotSVG(t *testing.T) {
@@ -67,18 +68,5 @@ func TestWritePlotSVGGolden(t *testing.T) {
 	if err := WritePlotSVG(&got, p); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", "testdata", "plot", "golden.svg")
-	if updateGolden() {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./report -update)", err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("the SVG differs from %s (go test ./report -run PlotSVGGolden -update, then review the diff)", path)
-	}
+	goldenfile.Check(t, filepath.Join("..", "testdata", "plot", "golden.svg"), got.Bytes(), updateGolden(), "go test ./report -run PlotSVGGolden -update", true)
 }

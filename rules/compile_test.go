@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvplan/kvplan/internal/goldenfile"
 	"github.com/kvplan/kvplan/planfile"
 )
 
@@ -16,20 +17,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "rules", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != string(got) {
-		t.Errorf("%s differs from golden (go test ./rules -update):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("..", "testdata", "rules", "golden", name), got, *update, "go test ./rules -update", false)
 }
 
 // compileErrorText renders a load error as the CLI would: one line per

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvplan/kvplan/internal/goldenfile"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
@@ -24,23 +26,7 @@ func kvplan(t *testing.T, args ...string) (string, string, int) {
 // golden compares got with testdata/golden/name, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "..", "testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/kvplan -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (review, then go test ./cmd/kvplan -update):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("..", "..", "testdata", "golden", name), []byte(got), *update, "go test ./cmd/kvplan -update", false)
 }
 
 func TestGolden(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/internal/goldenfile"
 )
 
 var (
@@ -64,20 +65,8 @@ func TestAccuracy(t *testing.T) {
 			t.Errorf("%s (line %d): %v", p.Case.ID, p.Case.Line, p.Err)
 		}
 	}
-	path := filepath.Join("testdata", "accuracy.md")
-	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./perf/fit -update writes it)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("accuracy differs from %s: the catalog's efficiencies changed without a refit; rerun go test ./perf/fit -run TestFit -fit, then -update\n%s", path, b.String())
-	}
+	// A difference means the catalog's efficiencies changed without a refit.
+	goldenfile.Check(t, filepath.Join("testdata", "accuracy.md"), b.Bytes(), *update, "go test ./perf/fit -run TestFit -fit, then go test ./perf/fit -update", false)
 }
 
 // TestFit refits the efficiencies on every usable row and writes them to
@@ -183,18 +172,5 @@ func TestSaturatedThroughput(t *testing.T) {
 			t.Logf("%s %s %s %d/%d not predicted: %s", r.Model, r.GPU, r.Precision, r.ISL, r.OSL, r.Skip)
 		}
 	}
-	path := filepath.Join("testdata", "saturated.md")
-	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./perf/fit -update writes it)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("saturated throughput differs from %s; rerun with -update after a refit\n%s", path, b.String())
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "saturated.md"), b.Bytes(), *update, "go test ./perf/fit -update, after a refit", false)
 }
