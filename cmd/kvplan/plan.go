@@ -373,7 +373,12 @@ func candidateSection(cols []column) report.Section {
 	row("pools", func(c *capacity.Candidate) string { return c.Describe() })
 	row("GPUs", func(c *capacity.Candidate) string { return strconv.Itoa(c.GPUs) })
 	row("$/hour", func(c *capacity.Candidate) string { return usd(c.USDPerHour) })
-	row("$/M output tokens", func(c *capacity.Candidate) string { return usd(c.USDPerMillionOutputTokens) })
+	row("$/M output tokens", func(c *capacity.Candidate) string {
+		if !c.MeetsSLO {
+			return "-" // its tokens are not served within the SLO
+		}
+		return usd(c.USDPerMillionOutputTokens)
+	})
 	row("requests/s", func(c *capacity.Candidate) string { return fmt.Sprintf("%.4g", c.RatePerS) })
 	row("capacity within SLO", func(c *capacity.Candidate) string {
 		if !c.MeetsSLO {
