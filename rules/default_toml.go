@@ -18,3 +18,12 @@ func defaultPackParsed() *Pack {
 // precompiledProgram has no programs under kvplan_rules_toml: every rule
 // compiles from its text, which is what go generate ./rules writes out.
 func precompiledProgram(string) (when, denyWhen *vm.Program) { return nil, nil }
+
+// driverTableParsed decodes data/cuda_drivers.toml.
+func driverTableParsed() []DriverCUDA {
+	t, err := parseDriverTable(driverTableTOML)
+	if err != nil {
+		panic("rules: embedded data/cuda_drivers.toml: " + err.Error())
+	}
+	return t
+}
