@@ -557,237 +557,151 @@ func defaultPackParsed() *Pack {
 func precompiledProgram(id string) (when, denyWhen *vm.Program) {
 	switch id {
 	case "kv-router-without-events":
-		return vm.NewProgram(
-			file.NewSource("router.mode == 'kv' && !router.kv_events"),
-			nil,
-			[]file.Location{{From: 0, To: 6}, {From: 15, To: 19}, {From: 12, To: 14}, {From: 20, To: 22}, {From: 20, To: 22}, {From: 24, To: 30}, {From: 23, To: 24}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{4, 0}, Path: []string{"router", "mode"}}, "kv", &runtime.Field{Index: []int{4, 1}, Path: []string{"router", "kv_events"}}},
-			[]vm.Opcode{7, 1, 22, 25, 3, 7, 19, 61},
-			[]int{0, 1, 0, 3, 0, 2, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("router.mode == 'kv' && !router.kv_events"), nil, program00WhenLocations, 0, program00WhenConstants, program00WhenBytecode, program00WhenArguments, nil, nil, nil), nil
 	case "disagg-transfer-exceeds-prefill":
-		return vm.NewProgram(
-				file.NewSource("disagg.disaggregated && (disagg.at_load_computed ? disagg.agg_carries_at_load && (!disagg.disagg_carries_at_load || disagg.transfer_exceeds_gain_at_load) : disagg.prefill_ms > 0 && disagg.transfer_ms_shared >= disagg.prefill_ms)"),
-				nil,
-				[]file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 25, To: 31}, {From: 227, To: 228}, {From: 227, To: 228}, {From: 51, To: 57}, {From: 78, To: 80}, {From: 78, To: 80}, {From: 83, To: 89}, {From: 82, To: 83}, {From: 113, To: 115}, {From: 113, To: 115}, {From: 116, To: 122}, {From: 227, To: 228}, {From: 227, To: 228}, {From: 156, To: 162}, {From: 176, To: 177}, {From: 174, To: 175}, {From: 178, To: 180}, {From: 178, To: 180}, {From: 181, To: 187}, {From: 210, To: 216}, {From: 207, To: 209}, {From: 0, To: 0}},
-				0,
-				[]any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{8, 13}, Path: []string{"disagg", "at_load_computed"}}, &runtime.Field{Index: []int{8, 19}, Path: []string{"disagg", "agg_carries_at_load"}}, &runtime.Field{Index: []int{8, 20}, Path: []string{"disagg", "disagg_carries_at_load"}}, &runtime.Field{Index: []int{8, 21}, Path: []string{"disagg", "transfer_exceeds_gain_at_load"}}, &runtime.Field{Index: []int{8, 10}, Path: []string{"disagg", "prefill_ms"}}, 0, &runtime.Field{Index: []int{8, 9}, Path: []string{"disagg", "transfer_ms_shared"}}},
-				[]vm.Opcode{7, 25, 3, 7, 25, 3, 7, 25, 3, 7, 19, 24, 3, 7, 23, 3, 7, 1, 32, 25, 3, 7, 7, 34, 61},
-				[]int{0, 22, 0, 1, 10, 0, 2, 6, 0, 3, 0, 2, 0, 4, 9, 0, 5, 6, 0, 4, 0, 7, 5, 0, 3},
-				nil, nil, nil,
-			), vm.NewProgram(
-				file.NewSource("slo.ttft_ms > 0 && disagg.ttft_disagg_ms > slo.ttft_ms"),
-				nil,
-				[]file.Location{{From: 0, To: 3}, {From: 14, To: 15}, {From: 12, To: 13}, {From: 16, To: 18}, {From: 16, To: 18}, {From: 19, To: 25}, {From: 43, To: 46}, {From: 41, To: 42}, {From: 0, To: 0}},
-				0,
-				[]any{&runtime.Field{Index: []int{7, 0}, Path: []string{"slo", "ttft_ms"}}, 0, &runtime.Field{Index: []int{8, 12}, Path: []string{"disagg", "ttft_disagg_ms"}}},
-				[]vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61},
-				[]int{0, 1, 0, 4, 0, 2, 0, 0, 3},
-				nil, nil, nil,
-			)
+		return vm.NewProgram(file.NewSource("disagg.disaggregated && (disagg.at_load_computed ? disagg.agg_carries_at_load && (!disagg.disagg_carries_at_load || disagg.transfer_exceeds_gain_at_load) : disagg.prefill_ms > 0 && disagg.transfer_ms_shared >= disagg.prefill_ms)"), nil, program01WhenLocations, 0, program01WhenConstants, program01WhenBytecode, program01WhenArguments, nil, nil, nil), vm.NewProgram(file.NewSource("slo.ttft_ms > 0 && disagg.ttft_disagg_ms > slo.ttft_ms"), nil, program01DenyWhenLocations, 0, program01DenyWhenConstants, program01DenyWhenBytecode, program01DenyWhenArguments, nil, nil, nil)
 	case "disagg-on-one-gpu":
-		return vm.NewProgram(
-			file.NewSource("disagg.same_gpu"),
-			nil,
-			[]file.Location{{From: 0, To: 6}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{8, 1}, Path: []string{"disagg", "same_gpu"}}},
-			[]vm.Opcode{7, 61},
-			[]int{0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("disagg.same_gpu"), nil, program02WhenLocations, 0, program02WhenConstants, program02WhenBytecode, program02WhenArguments, nil, nil, nil), nil
 	case "host-oom-staged-kv":
-		return vm.NewProgram(
-			file.NewSource("pool.stages_kv_in_host && pool.host_limit_bytes > 0 && pool.host_required_bytes > pool.host_limit_bytes"),
-			nil,
-			[]file.Location{{From: 0, To: 4}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 26, To: 30}, {From: 50, To: 51}, {From: 48, To: 49}, {From: 52, To: 54}, {From: 52, To: 54}, {From: 55, To: 59}, {From: 82, To: 86}, {From: 80, To: 81}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{13, 9}, Path: []string{"pool", "stages_kv_in_host"}}, &runtime.Field{Index: []int{13, 16}, Path: []string{"pool", "host_limit_bytes"}}, 0, &runtime.Field{Index: []int{13, 14}, Path: []string{"pool", "host_required_bytes"}}},
-			[]vm.Opcode{7, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61},
-			[]int{0, 9, 0, 1, 2, 0, 4, 0, 3, 1, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("pool.stages_kv_in_host && pool.host_limit_bytes > 0 && pool.host_required_bytes > pool.host_limit_bytes"), nil, program03WhenLocations, 0, program03WhenConstants, program03WhenBytecode, program03WhenArguments, nil, nil, nil), nil
 	case "ucx-gpu-buffer-over-tcp":
-		return vm.NewProgram(
-			file.NewSource("pool.role in ['prefill', 'decode'] && pool.kv_buffer_device == 'gpu' && transport.tcp_only"),
-			nil,
-			[]file.Location{{From: 0, To: 4}, {From: 0, To: 0}, {From: 10, To: 12}, {From: 35, To: 37}, {From: 35, To: 37}, {From: 38, To: 42}, {From: 63, To: 68}, {From: 60, To: 62}, {From: 69, To: 71}, {From: 69, To: 71}, {From: 72, To: 81}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{13, 1}, Path: []string{"pool", "role"}}, map[string]struct{}{"decode": {}, "prefill": {}}, &runtime.Field{Index: []int{13, 7}, Path: []string{"pool", "kv_buffer_device"}}, "gpu", &runtime.Field{Index: []int{5, 1}, Path: []string{"transport", "tcp_only"}}},
-			[]vm.Opcode{7, 1, 30, 25, 3, 7, 1, 22, 25, 3, 7, 61},
-			[]int{0, 1, 0, 7, 0, 2, 3, 0, 2, 0, 4, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("pool.role in ['prefill', 'decode'] && pool.kv_buffer_device == 'gpu' && transport.tcp_only"), nil, program04WhenLocations, 0, []any{&runtime.Field{Index: []int{13, 1}, Path: []string{"pool", "role"}}, map[string]struct{}{"decode": {}, "prefill": {}}, &runtime.Field{Index: []int{13, 7}, Path: []string{"pool", "kv_buffer_device"}}, "gpu", &runtime.Field{Index: []int{5, 1}, Path: []string{"transport", "tcp_only"}}}, program04WhenBytecode, program04WhenArguments, nil, nil, nil), nil
 	case "ucx-ipc-only":
-		return vm.NewProgram(
-			file.NewSource("transport.cuda_ipc_only"),
-			nil,
-			[]file.Location{{From: 0, To: 9}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{5, 2}, Path: []string{"transport", "cuda_ipc_only"}}},
-			[]vm.Opcode{7, 61},
-			[]int{0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("transport.cuda_ipc_only"), nil, program05WhenLocations, 0, program05WhenConstants, program05WhenBytecode, program05WhenArguments, nil, nil, nil), nil
 	case "cuda-build-vs-driver":
-		return vm.NewProgram(
-			file.NewSource("runtime.cuda_build_major > 0 && runtime.driver_max_cuda_major > 0 && runtime.cuda_build_major > runtime.driver_max_cuda_major"),
-			nil,
-			[]file.Location{{From: 0, To: 7}, {From: 27, To: 28}, {From: 25, To: 26}, {From: 29, To: 31}, {From: 29, To: 31}, {From: 32, To: 39}, {From: 64, To: 65}, {From: 62, To: 63}, {From: 66, To: 68}, {From: 66, To: 68}, {From: 69, To: 76}, {From: 96, To: 103}, {From: 94, To: 95}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{6, 2}, Path: []string{"runtime", "cuda_build_major"}}, 0, &runtime.Field{Index: []int{6, 6}, Path: []string{"runtime", "driver_max_cuda_major"}}},
-			[]vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61},
-			[]int{0, 1, 0, 9, 0, 2, 1, 0, 4, 0, 0, 2, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("runtime.cuda_build_major > 0 && runtime.driver_max_cuda_major > 0 && runtime.cuda_build_major > runtime.driver_max_cuda_major"), nil, program06WhenLocations, 0, program06WhenConstants, program06WhenBytecode, program06WhenArguments, nil, nil, nil), nil
 	case "cuda-minor-version-compat":
-		return vm.NewProgram(
-			file.NewSource("runtime.cuda_build_major > 0 && runtime.cuda_build_major == runtime.driver_max_cuda_major && runtime.cuda_build_num > runtime.driver_max_cuda_num"),
-			nil,
-			[]file.Location{{From: 0, To: 7}, {From: 27, To: 28}, {From: 25, To: 26}, {From: 29, To: 31}, {From: 29, To: 31}, {From: 32, To: 39}, {From: 60, To: 67}, {From: 57, To: 59}, {From: 90, To: 92}, {From: 90, To: 92}, {From: 93, To: 100}, {From: 118, To: 125}, {From: 116, To: 117}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{6, 2}, Path: []string{"runtime", "cuda_build_major"}}, 0, &runtime.Field{Index: []int{6, 6}, Path: []string{"runtime", "driver_max_cuda_major"}}, &runtime.Field{Index: []int{6, 3}, Path: []string{"runtime", "cuda_build_num"}}, &runtime.Field{Index: []int{6, 7}, Path: []string{"runtime", "driver_max_cuda_num"}}},
-			[]vm.Opcode{7, 1, 32, 25, 3, 7, 7, 21, 25, 3, 7, 7, 32, 61},
-			[]int{0, 1, 0, 9, 0, 0, 2, 0, 4, 0, 3, 4, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("runtime.cuda_build_major > 0 && runtime.cuda_build_major == runtime.driver_max_cuda_major && runtime.cuda_build_num > runtime.driver_max_cuda_num"), nil, program07WhenLocations, 0, program07WhenConstants, program07WhenBytecode, program07WhenArguments, nil, nil, nil), nil
 	case "working-set-exceeds-slots":
-		return vm.NewProgram(
-			file.NewSource("router.mode in ['round-robin', 'random'] && routing.slots_per_worker_tokens > 0 && routing.working_set_tokens > routing.slots_per_worker_tokens"),
-			nil,
-			[]file.Location{{From: 0, To: 6}, {From: 0, To: 0}, {From: 12, To: 14}, {From: 41, To: 43}, {From: 41, To: 43}, {From: 44, To: 51}, {From: 78, To: 79}, {From: 76, To: 77}, {From: 80, To: 82}, {From: 80, To: 82}, {From: 83, To: 90}, {From: 112, To: 119}, {From: 110, To: 111}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{4, 0}, Path: []string{"router", "mode"}}, map[string]struct{}{"random": {}, "round-robin": {}}, &runtime.Field{Index: []int{9, 3}, Path: []string{"routing", "slots_per_worker_tokens"}}, 0, &runtime.Field{Index: []int{9, 0}, Path: []string{"routing", "working_set_tokens"}}},
-			[]vm.Opcode{7, 1, 30, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61},
-			[]int{0, 1, 0, 9, 0, 2, 3, 0, 4, 0, 4, 2, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("router.mode in ['round-robin', 'random'] && routing.slots_per_worker_tokens > 0 && routing.working_set_tokens > routing.slots_per_worker_tokens"), nil, program08WhenLocations, 0, []any{&runtime.Field{Index: []int{4, 0}, Path: []string{"router", "mode"}}, map[string]struct{}{"random": {}, "round-robin": {}}, &runtime.Field{Index: []int{9, 3}, Path: []string{"routing", "slots_per_worker_tokens"}}, 0, &runtime.Field{Index: []int{9, 0}, Path: []string{"routing", "working_set_tokens"}}}, program08WhenBytecode, program08WhenArguments, nil, nil, nil), nil
 	case "kv-routing-pays-off":
-		return vm.NewProgram(
-			file.NewSource("router.mode != 'kv' && routing.holder_workers > 1 && routing.slots_per_worker_tokens > 0 && routing.working_set_tokens > routing.slots_per_worker_tokens && routing.working_set_tokens <= routing.slots_pool_tokens"),
-			nil,
-			[]file.Location{{From: 0, To: 6}, {From: 15, To: 19}, {From: 12, To: 14}, {From: 12, To: 14}, {From: 20, To: 22}, {From: 20, To: 22}, {From: 23, To: 30}, {From: 48, To: 49}, {From: 46, To: 47}, {From: 50, To: 52}, {From: 50, To: 52}, {From: 53, To: 60}, {From: 87, To: 88}, {From: 85, To: 86}, {From: 89, To: 91}, {From: 89, To: 91}, {From: 92, To: 99}, {From: 121, To: 128}, {From: 119, To: 120}, {From: 153, To: 155}, {From: 153, To: 155}, {From: 156, To: 163}, {From: 186, To: 193}, {From: 183, To: 185}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{4, 0}, Path: []string{"router", "mode"}}, "kv", &runtime.Field{Index: []int{9, 2}, Path: []string{"routing", "holder_workers"}}, 1, &runtime.Field{Index: []int{9, 3}, Path: []string{"routing", "slots_per_worker_tokens"}}, 0, &runtime.Field{Index: []int{9, 0}, Path: []string{"routing", "working_set_tokens"}}, &runtime.Field{Index: []int{9, 4}, Path: []string{"routing", "slots_pool_tokens"}}},
-			[]vm.Opcode{7, 1, 22, 19, 25, 3, 7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 25, 3, 7, 7, 33, 61},
-			[]int{0, 1, 0, 0, 19, 0, 2, 3, 0, 14, 0, 4, 5, 0, 9, 0, 6, 4, 0, 4, 0, 6, 7, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("router.mode != 'kv' && routing.holder_workers > 1 && routing.slots_per_worker_tokens > 0 && routing.working_set_tokens > routing.slots_per_worker_tokens && routing.working_set_tokens <= routing.slots_pool_tokens"), nil, program09WhenLocations, 0, program09WhenConstants, program09WhenBytecode, program09WhenArguments, nil, nil, nil), nil
 	case "prefix-capacity-shrinks-with-disagg":
-		return vm.NewProgram(
-			file.NewSource("disagg.disaggregated && routing.working_set_tokens > 0 && routing.capacity_tokens < routing.capacity_agg_tokens && routing.working_set_tokens > routing.capacity_tokens"),
-			nil,
-			[]file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 31}, {From: 53, To: 54}, {From: 51, To: 52}, {From: 55, To: 57}, {From: 55, To: 57}, {From: 58, To: 65}, {From: 84, To: 91}, {From: 82, To: 83}, {From: 112, To: 114}, {From: 112, To: 114}, {From: 115, To: 122}, {From: 144, To: 151}, {From: 142, To: 143}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{9, 0}, Path: []string{"routing", "working_set_tokens"}}, 0, &runtime.Field{Index: []int{9, 5}, Path: []string{"routing", "capacity_tokens"}}, &runtime.Field{Index: []int{9, 6}, Path: []string{"routing", "capacity_agg_tokens"}}},
-			[]vm.Opcode{7, 25, 3, 7, 1, 32, 25, 3, 7, 7, 31, 25, 3, 7, 7, 32, 61},
-			[]int{0, 14, 0, 1, 2, 0, 9, 0, 3, 4, 0, 4, 0, 1, 3, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("disagg.disaggregated && routing.working_set_tokens > 0 && routing.capacity_tokens < routing.capacity_agg_tokens && routing.working_set_tokens > routing.capacity_tokens"), nil, program10WhenLocations, 0, program10WhenConstants, program10WhenBytecode, program10WhenArguments, nil, nil, nil), nil
 	case "ttft-slo":
-		return vm.NewProgram(
-			file.NewSource("slo.ttft_ms > 0 && predicted.ttft_ms > slo.ttft_ms"),
-			nil,
-			[]file.Location{{From: 0, To: 3}, {From: 14, To: 15}, {From: 12, To: 13}, {From: 16, To: 18}, {From: 16, To: 18}, {From: 19, To: 28}, {From: 39, To: 42}, {From: 37, To: 38}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{7, 0}, Path: []string{"slo", "ttft_ms"}}, 0, &runtime.Field{Index: []int{10, 0}, Path: []string{"predicted", "ttft_ms"}}},
-			[]vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61},
-			[]int{0, 1, 0, 4, 0, 2, 0, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("slo.ttft_ms > 0 && predicted.ttft_ms > slo.ttft_ms"), nil, program11WhenLocations, 0, program11WhenConstants, program11WhenBytecode, program11WhenArguments, nil, nil, nil), nil
 	case "itl-slo":
-		return vm.NewProgram(
-			file.NewSource("slo.itl_ms > 0 && predicted.itl_ms > slo.itl_ms"),
-			nil,
-			[]file.Location{{From: 0, To: 3}, {From: 13, To: 14}, {From: 11, To: 12}, {From: 15, To: 17}, {From: 15, To: 17}, {From: 18, To: 27}, {From: 37, To: 40}, {From: 35, To: 36}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{7, 1}, Path: []string{"slo", "itl_ms"}}, 0, &runtime.Field{Index: []int{10, 1}, Path: []string{"predicted", "itl_ms"}}},
-			[]vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61},
-			[]int{0, 1, 0, 4, 0, 2, 0, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("slo.itl_ms > 0 && predicted.itl_ms > slo.itl_ms"), nil, program12WhenLocations, 0, program12WhenConstants, program12WhenBytecode, program12WhenArguments, nil, nil, nil), nil
 	case "max-model-len-does-not-fit":
-		return vm.NewProgram(
-			file.NewSource("pool.max_model_len > 0 && !pool.max_model_len_fits && (pool.kv_slots_tokens > 0 || pool.weights_bytes > 0)"),
-			nil,
-			[]file.Location{{From: 0, To: 4}, {From: 21, To: 22}, {From: 19, To: 20}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 27, To: 31}, {From: 26, To: 27}, {From: 51, To: 53}, {From: 51, To: 53}, {From: 55, To: 59}, {From: 78, To: 79}, {From: 76, To: 77}, {From: 80, To: 82}, {From: 80, To: 82}, {From: 83, To: 87}, {From: 104, To: 105}, {From: 102, To: 103}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}, 0, &runtime.Field{Index: []int{13, 12}, Path: []string{"pool", "max_model_len_fits"}}, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}, &runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "weights_bytes"}}},
-			[]vm.Opcode{7, 1, 32, 25, 3, 7, 19, 25, 3, 7, 1, 32, 24, 3, 7, 1, 32, 61},
-			[]int{0, 1, 0, 13, 0, 2, 0, 9, 0, 3, 1, 0, 4, 0, 4, 1, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("pool.max_model_len > 0 && !pool.max_model_len_fits && (pool.kv_slots_tokens > 0 || pool.weights_bytes > 0)"), nil, program13WhenLocations, 0, program13WhenConstants, program13WhenBytecode, program13WhenArguments, nil, nil, nil), nil
 	case "weights-do-not-fit":
-		return vm.NewProgram(
-			file.NewSource("pool.weights_bytes > 0 && !pool.model_fits"),
-			nil,
-			[]file.Location{{From: 0, To: 4}, {From: 21, To: 22}, {From: 19, To: 20}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 27, To: 31}, {From: 26, To: 27}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "weights_bytes"}}, 0, &runtime.Field{Index: []int{13, 19}, Path: []string{"pool", "model_fits"}}},
-			[]vm.Opcode{7, 1, 32, 25, 3, 7, 19, 61},
-			[]int{0, 1, 0, 3, 0, 2, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("pool.weights_bytes > 0 && !pool.model_fits"), nil, program14WhenLocations, 0, program14WhenConstants, program14WhenBytecode, program14WhenArguments, nil, nil, nil), nil
 	case "kv-in-flight-exceeds-slots":
-		return vm.NewProgram(
-			file.NewSource("pool.kv_tokens_in_flight > 0 && pool.kv_tokens_in_flight > pool.kv_slots_tokens"),
-			nil,
-			[]file.Location{{From: 0, To: 4}, {From: 27, To: 28}, {From: 25, To: 26}, {From: 29, To: 31}, {From: 29, To: 31}, {From: 32, To: 36}, {From: 59, To: 63}, {From: 57, To: 58}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{13, 28}, Path: []string{"pool", "kv_tokens_in_flight"}}, 0, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}},
-			[]vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61},
-			[]int{0, 1, 0, 4, 0, 0, 2, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("pool.kv_tokens_in_flight > 0 && pool.kv_tokens_in_flight > pool.kv_slots_tokens"), nil, program15WhenLocations, 0, program15WhenConstants, program15WhenBytecode, program15WhenArguments, nil, nil, nil), nil
 	case "prompt-exceeds-max-model-len":
-		return vm.NewProgram(
-			file.NewSource("pool.request_tokens > 0 && pool.max_model_len > 0 && pool.request_tokens > pool.max_model_len"),
-			nil,
-			[]file.Location{{From: 0, To: 4}, {From: 22, To: 23}, {From: 20, To: 21}, {From: 24, To: 26}, {From: 24, To: 26}, {From: 27, To: 31}, {From: 48, To: 49}, {From: 46, To: 47}, {From: 50, To: 52}, {From: 50, To: 52}, {From: 53, To: 57}, {From: 75, To: 79}, {From: 73, To: 74}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{13, 30}, Path: []string{"pool", "request_tokens"}}, 0, &runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}},
-			[]vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61},
-			[]int{0, 1, 0, 9, 0, 2, 1, 0, 4, 0, 0, 2, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("pool.request_tokens > 0 && pool.max_model_len > 0 && pool.request_tokens > pool.max_model_len"), nil, program16WhenLocations, 0, program16WhenConstants, program16WhenBytecode, program16WhenArguments, nil, nil, nil), nil
 	case "tp-not-divisible":
-		return vm.NewProgram(
-			file.NewSource("pool.tp_error != ''"),
-			nil,
-			[]file.Location{{From: 0, To: 4}, {From: 17, To: 19}, {From: 14, To: 16}, {From: 14, To: 16}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{13, 18}, Path: []string{"pool", "tp_error"}}, ""},
-			[]vm.Opcode{7, 1, 22, 19, 61},
-			[]int{0, 1, 0, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("pool.tp_error != ''"), nil, program17WhenLocations, 0, program17WhenConstants, program17WhenBytecode, program17WhenArguments, nil, nil, nil), nil
 	case "pool-capacity-exceeded":
-		return vm.NewProgram(
-			file.NewSource("pool.request_rate > 0 && (pool.capacity_computed ? pool.capacity_exceeded : pool.prefill_capacity_tokens_per_s > 0 && pool.prefill_demand_tokens_per_s > pool.prefill_capacity_tokens_per_s)"),
-			nil,
-			[]file.Location{{From: 0, To: 4}, {From: 20, To: 21}, {From: 18, To: 19}, {From: 22, To: 24}, {From: 22, To: 24}, {From: 26, To: 30}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 51, To: 55}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 76, To: 80}, {From: 113, To: 114}, {From: 111, To: 112}, {From: 115, To: 117}, {From: 115, To: 117}, {From: 118, To: 122}, {From: 153, To: 157}, {From: 151, To: 152}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{13, 32}, Path: []string{"pool", "request_rate"}}, 0, &runtime.Field{Index: []int{13, 38}, Path: []string{"pool", "capacity_computed"}}, &runtime.Field{Index: []int{13, 42}, Path: []string{"pool", "capacity_exceeded"}}, &runtime.Field{Index: []int{13, 36}, Path: []string{"pool", "prefill_capacity_tokens_per_s"}}, &runtime.Field{Index: []int{13, 35}, Path: []string{"pool", "prefill_demand_tokens_per_s"}}},
-			[]vm.Opcode{7, 1, 32, 25, 3, 7, 25, 3, 7, 23, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61},
-			[]int{0, 1, 0, 15, 0, 2, 3, 0, 3, 9, 0, 4, 1, 0, 4, 0, 5, 4, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("pool.request_rate > 0 && (pool.capacity_computed ? pool.capacity_exceeded : pool.prefill_capacity_tokens_per_s > 0 && pool.prefill_demand_tokens_per_s > pool.prefill_capacity_tokens_per_s)"), nil, program18WhenLocations, 0, program18WhenConstants, program18WhenBytecode, program18WhenArguments, nil, nil, nil), nil
 	case "link-saturated":
-		return vm.NewProgram(
-			file.NewSource("disagg.disaggregated && disagg.in_flight_source == 'request_rate' && disagg.link_utilization >= 1"),
-			nil,
-			[]file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 30}, {From: 51, To: 65}, {From: 48, To: 50}, {From: 66, To: 68}, {From: 66, To: 68}, {From: 69, To: 75}, {From: 96, To: 97}, {From: 93, To: 95}, {From: 0, To: 0}},
-			0,
-			[]any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{8, 4}, Path: []string{"disagg", "in_flight_source"}}, "request_rate", &runtime.Field{Index: []int{8, 5}, Path: []string{"disagg", "link_utilization"}}, 1},
-			[]vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 1, 34, 61},
-			[]int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3},
-			nil, nil, nil,
-		), nil
+		return vm.NewProgram(file.NewSource("disagg.disaggregated && disagg.in_flight_source == 'request_rate' && disagg.link_utilization >= 1"), nil, program19WhenLocations, 0, program19WhenConstants, program19WhenBytecode, program19WhenArguments, nil, nil, nil), nil
 	}
 	return nil, nil
 }
+
+var program00WhenLocations = []file.Location{{From: 0, To: 6}, {From: 15, To: 19}, {From: 12, To: 14}, {From: 20, To: 22}, {From: 20, To: 22}, {From: 24, To: 30}, {From: 23, To: 24}, {From: 0, To: 0}}
+var program00WhenConstants = []any{&runtime.Field{Index: []int{4, 0}, Path: []string{"router", "mode"}}, "kv", &runtime.Field{Index: []int{4, 1}, Path: []string{"router", "kv_events"}}}
+var program00WhenBytecode = []vm.Opcode{7, 1, 22, 25, 3, 7, 19, 61}
+var program00WhenArguments = []int{0, 1, 0, 3, 0, 2, 0, 3}
+
+var program01WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 25, To: 31}, {From: 227, To: 228}, {From: 227, To: 228}, {From: 51, To: 57}, {From: 78, To: 80}, {From: 78, To: 80}, {From: 83, To: 89}, {From: 82, To: 83}, {From: 113, To: 115}, {From: 113, To: 115}, {From: 116, To: 122}, {From: 227, To: 228}, {From: 227, To: 228}, {From: 156, To: 162}, {From: 176, To: 177}, {From: 174, To: 175}, {From: 178, To: 180}, {From: 178, To: 180}, {From: 181, To: 187}, {From: 210, To: 216}, {From: 207, To: 209}, {From: 0, To: 0}}
+var program01WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{8, 13}, Path: []string{"disagg", "at_load_computed"}}, &runtime.Field{Index: []int{8, 19}, Path: []string{"disagg", "agg_carries_at_load"}}, &runtime.Field{Index: []int{8, 20}, Path: []string{"disagg", "disagg_carries_at_load"}}, &runtime.Field{Index: []int{8, 21}, Path: []string{"disagg", "transfer_exceeds_gain_at_load"}}, &runtime.Field{Index: []int{8, 10}, Path: []string{"disagg", "prefill_ms"}}, 0, &runtime.Field{Index: []int{8, 9}, Path: []string{"disagg", "transfer_ms_shared"}}}
+var program01WhenBytecode = []vm.Opcode{7, 25, 3, 7, 25, 3, 7, 25, 3, 7, 19, 24, 3, 7, 23, 3, 7, 1, 32, 25, 3, 7, 7, 34, 61}
+var program01WhenArguments = []int{0, 22, 0, 1, 10, 0, 2, 6, 0, 3, 0, 2, 0, 4, 9, 0, 5, 6, 0, 4, 0, 7, 5, 0, 3}
+
+var program01DenyWhenLocations = []file.Location{{From: 0, To: 3}, {From: 14, To: 15}, {From: 12, To: 13}, {From: 16, To: 18}, {From: 16, To: 18}, {From: 19, To: 25}, {From: 43, To: 46}, {From: 41, To: 42}, {From: 0, To: 0}}
+var program01DenyWhenConstants = []any{&runtime.Field{Index: []int{7, 0}, Path: []string{"slo", "ttft_ms"}}, 0, &runtime.Field{Index: []int{8, 12}, Path: []string{"disagg", "ttft_disagg_ms"}}}
+var program01DenyWhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program01DenyWhenArguments = []int{0, 1, 0, 4, 0, 2, 0, 0, 3}
+
+var program02WhenLocations = []file.Location{{From: 0, To: 6}, {From: 0, To: 0}}
+var program02WhenConstants = []any{&runtime.Field{Index: []int{8, 1}, Path: []string{"disagg", "same_gpu"}}}
+var program02WhenBytecode = []vm.Opcode{7, 61}
+var program02WhenArguments = []int{0, 3}
+
+var program03WhenLocations = []file.Location{{From: 0, To: 4}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 26, To: 30}, {From: 50, To: 51}, {From: 48, To: 49}, {From: 52, To: 54}, {From: 52, To: 54}, {From: 55, To: 59}, {From: 82, To: 86}, {From: 80, To: 81}, {From: 0, To: 0}}
+var program03WhenConstants = []any{&runtime.Field{Index: []int{13, 9}, Path: []string{"pool", "stages_kv_in_host"}}, &runtime.Field{Index: []int{13, 16}, Path: []string{"pool", "host_limit_bytes"}}, 0, &runtime.Field{Index: []int{13, 14}, Path: []string{"pool", "host_required_bytes"}}}
+var program03WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program03WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 1, 0, 3}
+
+var program04WhenLocations = []file.Location{{From: 0, To: 4}, {From: 0, To: 0}, {From: 10, To: 12}, {From: 35, To: 37}, {From: 35, To: 37}, {From: 38, To: 42}, {From: 63, To: 68}, {From: 60, To: 62}, {From: 69, To: 71}, {From: 69, To: 71}, {From: 72, To: 81}, {From: 0, To: 0}}
+var program04WhenBytecode = []vm.Opcode{7, 1, 30, 25, 3, 7, 1, 22, 25, 3, 7, 61}
+var program04WhenArguments = []int{0, 1, 0, 7, 0, 2, 3, 0, 2, 0, 4, 3}
+
+var program05WhenLocations = []file.Location{{From: 0, To: 9}, {From: 0, To: 0}}
+var program05WhenConstants = []any{&runtime.Field{Index: []int{5, 2}, Path: []string{"transport", "cuda_ipc_only"}}}
+var program05WhenBytecode = []vm.Opcode{7, 61}
+var program05WhenArguments = []int{0, 3}
+
+var program06WhenLocations = []file.Location{{From: 0, To: 7}, {From: 27, To: 28}, {From: 25, To: 26}, {From: 29, To: 31}, {From: 29, To: 31}, {From: 32, To: 39}, {From: 64, To: 65}, {From: 62, To: 63}, {From: 66, To: 68}, {From: 66, To: 68}, {From: 69, To: 76}, {From: 96, To: 103}, {From: 94, To: 95}, {From: 0, To: 0}}
+var program06WhenConstants = []any{&runtime.Field{Index: []int{6, 2}, Path: []string{"runtime", "cuda_build_major"}}, 0, &runtime.Field{Index: []int{6, 6}, Path: []string{"runtime", "driver_max_cuda_major"}}}
+var program06WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program06WhenArguments = []int{0, 1, 0, 9, 0, 2, 1, 0, 4, 0, 0, 2, 0, 3}
+
+var program07WhenLocations = []file.Location{{From: 0, To: 7}, {From: 27, To: 28}, {From: 25, To: 26}, {From: 29, To: 31}, {From: 29, To: 31}, {From: 32, To: 39}, {From: 60, To: 67}, {From: 57, To: 59}, {From: 90, To: 92}, {From: 90, To: 92}, {From: 93, To: 100}, {From: 118, To: 125}, {From: 116, To: 117}, {From: 0, To: 0}}
+var program07WhenConstants = []any{&runtime.Field{Index: []int{6, 2}, Path: []string{"runtime", "cuda_build_major"}}, 0, &runtime.Field{Index: []int{6, 6}, Path: []string{"runtime", "driver_max_cuda_major"}}, &runtime.Field{Index: []int{6, 3}, Path: []string{"runtime", "cuda_build_num"}}, &runtime.Field{Index: []int{6, 7}, Path: []string{"runtime", "driver_max_cuda_num"}}}
+var program07WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 21, 25, 3, 7, 7, 32, 61}
+var program07WhenArguments = []int{0, 1, 0, 9, 0, 0, 2, 0, 4, 0, 3, 4, 0, 3}
+
+var program08WhenLocations = []file.Location{{From: 0, To: 6}, {From: 0, To: 0}, {From: 12, To: 14}, {From: 41, To: 43}, {From: 41, To: 43}, {From: 44, To: 51}, {From: 78, To: 79}, {From: 76, To: 77}, {From: 80, To: 82}, {From: 80, To: 82}, {From: 83, To: 90}, {From: 112, To: 119}, {From: 110, To: 111}, {From: 0, To: 0}}
+var program08WhenBytecode = []vm.Opcode{7, 1, 30, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program08WhenArguments = []int{0, 1, 0, 9, 0, 2, 3, 0, 4, 0, 4, 2, 0, 3}
+
+var program09WhenLocations = []file.Location{{From: 0, To: 6}, {From: 15, To: 19}, {From: 12, To: 14}, {From: 12, To: 14}, {From: 20, To: 22}, {From: 20, To: 22}, {From: 23, To: 30}, {From: 48, To: 49}, {From: 46, To: 47}, {From: 50, To: 52}, {From: 50, To: 52}, {From: 53, To: 60}, {From: 87, To: 88}, {From: 85, To: 86}, {From: 89, To: 91}, {From: 89, To: 91}, {From: 92, To: 99}, {From: 121, To: 128}, {From: 119, To: 120}, {From: 153, To: 155}, {From: 153, To: 155}, {From: 156, To: 163}, {From: 186, To: 193}, {From: 183, To: 185}, {From: 0, To: 0}}
+var program09WhenConstants = []any{&runtime.Field{Index: []int{4, 0}, Path: []string{"router", "mode"}}, "kv", &runtime.Field{Index: []int{9, 2}, Path: []string{"routing", "holder_workers"}}, 1, &runtime.Field{Index: []int{9, 3}, Path: []string{"routing", "slots_per_worker_tokens"}}, 0, &runtime.Field{Index: []int{9, 0}, Path: []string{"routing", "working_set_tokens"}}, &runtime.Field{Index: []int{9, 4}, Path: []string{"routing", "slots_pool_tokens"}}}
+var program09WhenBytecode = []vm.Opcode{7, 1, 22, 19, 25, 3, 7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 25, 3, 7, 7, 33, 61}
+var program09WhenArguments = []int{0, 1, 0, 0, 19, 0, 2, 3, 0, 14, 0, 4, 5, 0, 9, 0, 6, 4, 0, 4, 0, 6, 7, 0, 3}
+
+var program10WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 31}, {From: 53, To: 54}, {From: 51, To: 52}, {From: 55, To: 57}, {From: 55, To: 57}, {From: 58, To: 65}, {From: 84, To: 91}, {From: 82, To: 83}, {From: 112, To: 114}, {From: 112, To: 114}, {From: 115, To: 122}, {From: 144, To: 151}, {From: 142, To: 143}, {From: 0, To: 0}}
+var program10WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{9, 0}, Path: []string{"routing", "working_set_tokens"}}, 0, &runtime.Field{Index: []int{9, 5}, Path: []string{"routing", "capacity_tokens"}}, &runtime.Field{Index: []int{9, 6}, Path: []string{"routing", "capacity_agg_tokens"}}}
+var program10WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 32, 25, 3, 7, 7, 31, 25, 3, 7, 7, 32, 61}
+var program10WhenArguments = []int{0, 14, 0, 1, 2, 0, 9, 0, 3, 4, 0, 4, 0, 1, 3, 0, 3}
+
+var program11WhenLocations = []file.Location{{From: 0, To: 3}, {From: 14, To: 15}, {From: 12, To: 13}, {From: 16, To: 18}, {From: 16, To: 18}, {From: 19, To: 28}, {From: 39, To: 42}, {From: 37, To: 38}, {From: 0, To: 0}}
+var program11WhenConstants = []any{&runtime.Field{Index: []int{7, 0}, Path: []string{"slo", "ttft_ms"}}, 0, &runtime.Field{Index: []int{10, 0}, Path: []string{"predicted", "ttft_ms"}}}
+var program11WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program11WhenArguments = []int{0, 1, 0, 4, 0, 2, 0, 0, 3}
+
+var program12WhenLocations = []file.Location{{From: 0, To: 3}, {From: 13, To: 14}, {From: 11, To: 12}, {From: 15, To: 17}, {From: 15, To: 17}, {From: 18, To: 27}, {From: 37, To: 40}, {From: 35, To: 36}, {From: 0, To: 0}}
+var program12WhenConstants = []any{&runtime.Field{Index: []int{7, 1}, Path: []string{"slo", "itl_ms"}}, 0, &runtime.Field{Index: []int{10, 1}, Path: []string{"predicted", "itl_ms"}}}
+var program12WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program12WhenArguments = []int{0, 1, 0, 4, 0, 2, 0, 0, 3}
+
+var program13WhenLocations = []file.Location{{From: 0, To: 4}, {From: 21, To: 22}, {From: 19, To: 20}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 27, To: 31}, {From: 26, To: 27}, {From: 51, To: 53}, {From: 51, To: 53}, {From: 55, To: 59}, {From: 78, To: 79}, {From: 76, To: 77}, {From: 80, To: 82}, {From: 80, To: 82}, {From: 83, To: 87}, {From: 104, To: 105}, {From: 102, To: 103}, {From: 0, To: 0}}
+var program13WhenConstants = []any{&runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}, 0, &runtime.Field{Index: []int{13, 12}, Path: []string{"pool", "max_model_len_fits"}}, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}, &runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "weights_bytes"}}}
+var program13WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 19, 25, 3, 7, 1, 32, 24, 3, 7, 1, 32, 61}
+var program13WhenArguments = []int{0, 1, 0, 13, 0, 2, 0, 9, 0, 3, 1, 0, 4, 0, 4, 1, 0, 3}
+
+var program14WhenLocations = []file.Location{{From: 0, To: 4}, {From: 21, To: 22}, {From: 19, To: 20}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 27, To: 31}, {From: 26, To: 27}, {From: 0, To: 0}}
+var program14WhenConstants = []any{&runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "weights_bytes"}}, 0, &runtime.Field{Index: []int{13, 19}, Path: []string{"pool", "model_fits"}}}
+var program14WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 19, 61}
+var program14WhenArguments = []int{0, 1, 0, 3, 0, 2, 0, 3}
+
+var program15WhenLocations = []file.Location{{From: 0, To: 4}, {From: 27, To: 28}, {From: 25, To: 26}, {From: 29, To: 31}, {From: 29, To: 31}, {From: 32, To: 36}, {From: 59, To: 63}, {From: 57, To: 58}, {From: 0, To: 0}}
+var program15WhenConstants = []any{&runtime.Field{Index: []int{13, 28}, Path: []string{"pool", "kv_tokens_in_flight"}}, 0, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}}
+var program15WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program15WhenArguments = []int{0, 1, 0, 4, 0, 0, 2, 0, 3}
+
+var program16WhenLocations = []file.Location{{From: 0, To: 4}, {From: 22, To: 23}, {From: 20, To: 21}, {From: 24, To: 26}, {From: 24, To: 26}, {From: 27, To: 31}, {From: 48, To: 49}, {From: 46, To: 47}, {From: 50, To: 52}, {From: 50, To: 52}, {From: 53, To: 57}, {From: 75, To: 79}, {From: 73, To: 74}, {From: 0, To: 0}}
+var program16WhenConstants = []any{&runtime.Field{Index: []int{13, 30}, Path: []string{"pool", "request_tokens"}}, 0, &runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}}
+var program16WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program16WhenArguments = []int{0, 1, 0, 9, 0, 2, 1, 0, 4, 0, 0, 2, 0, 3}
+
+var program17WhenLocations = []file.Location{{From: 0, To: 4}, {From: 17, To: 19}, {From: 14, To: 16}, {From: 14, To: 16}, {From: 0, To: 0}}
+var program17WhenConstants = []any{&runtime.Field{Index: []int{13, 18}, Path: []string{"pool", "tp_error"}}, ""}
+var program17WhenBytecode = []vm.Opcode{7, 1, 22, 19, 61}
+var program17WhenArguments = []int{0, 1, 0, 0, 3}
+
+var program18WhenLocations = []file.Location{{From: 0, To: 4}, {From: 20, To: 21}, {From: 18, To: 19}, {From: 22, To: 24}, {From: 22, To: 24}, {From: 26, To: 30}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 51, To: 55}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 76, To: 80}, {From: 113, To: 114}, {From: 111, To: 112}, {From: 115, To: 117}, {From: 115, To: 117}, {From: 118, To: 122}, {From: 153, To: 157}, {From: 151, To: 152}, {From: 0, To: 0}}
+var program18WhenConstants = []any{&runtime.Field{Index: []int{13, 32}, Path: []string{"pool", "request_rate"}}, 0, &runtime.Field{Index: []int{13, 38}, Path: []string{"pool", "capacity_computed"}}, &runtime.Field{Index: []int{13, 42}, Path: []string{"pool", "capacity_exceeded"}}, &runtime.Field{Index: []int{13, 36}, Path: []string{"pool", "prefill_capacity_tokens_per_s"}}, &runtime.Field{Index: []int{13, 35}, Path: []string{"pool", "prefill_demand_tokens_per_s"}}}
+var program18WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 25, 3, 7, 23, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program18WhenArguments = []int{0, 1, 0, 15, 0, 2, 3, 0, 3, 9, 0, 4, 1, 0, 4, 0, 5, 4, 0, 3}
+
+var program19WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 30}, {From: 51, To: 65}, {From: 48, To: 50}, {From: 66, To: 68}, {From: 66, To: 68}, {From: 69, To: 75}, {From: 96, To: 97}, {From: 93, To: 95}, {From: 0, To: 0}}
+var program19WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{8, 4}, Path: []string{"disagg", "in_flight_source"}}, "request_rate", &runtime.Field{Index: []int{8, 5}, Path: []string{"disagg", "link_utilization"}}, 1}
+var program19WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 1, 34, 61}
+var program19WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3}
 
 // driverTableParsed returns data/cuda_drivers.toml as parseDriverTable
 // reads it, sorted by branch, written out as Go values.

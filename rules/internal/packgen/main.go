@@ -114,7 +114,7 @@ func precompiledProgram(id string) (when, denyWhen *vm.Program) {
 // writePrograms appends precompiledProgram: for each rule, vm.NewProgram
 // with the source, locations, variable count, constants, bytecode and
 // arguments of its compiled when and deny_when (no AST, no debug names:
-// expr's VM reads neither).
+// expr's VM reads neither), the slices as package variables.
 func writePrograms(b *bytes.Buffer, progs []rules.DefaultProgram) error {
 	b.WriteString(programsDoc)
 	byRule := map[string][2]*rules.DefaultProgram{}
@@ -132,7 +132,8 @@ func writePrograms(b *bytes.Buffer, progs []rules.DefaultProgram) error {
 		}
 		byRule[p.RuleID] = pair
 	}
-	for _, id := range ids {
+	var vars bytes.Buffer
+	for n, id := range ids {
 		pair := byRule[id]
 		if pair[0] == nil {
 			return fmt.Errorf("rule %s: no when program", id)
@@ -146,49 +147,69 @@ func writePrograms(b *bytes.Buffer, progs []rules.DefaultProgram) error {
 				b.WriteString("nil")
 				continue
 			}
-			if err := writeProgram(b, p); err != nil {
+			if err := writeProgram(b, &vars, fmt.Sprintf("program%02d%s", n, []string{"When", "DenyWhen"}[i]), p); err != nil {
 				return fmt.Errorf("rule %s, %s: %w", id, p.Field, err)
 			}
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("}\nreturn nil, nil\n}\n")
+	b.Write(vars.Bytes())
 	return nil
 }
 
-func writeProgram(b *bytes.Buffer, p *rules.DefaultProgram) error {
+// writeProgram writes the vm.NewProgram call of one program into b and its
+// slices into vars as package variables named after name, which the linker
+// lays out as data: a load then allocates the Program alone. Constants that
+// hold a map (an "in" over a list) stay in the call, as a map cannot be
+// laid out.
+func writeProgram(b, vars *bytes.Buffer, name string, p *rules.DefaultProgram) error {
 	prog := p.Program
-	fmt.Fprintf(b, "vm.NewProgram(\nfile.NewSource(%s),\nnil,\n[]file.Location{", strconv.Quote(prog.Source().String()))
+	fmt.Fprintf(vars, "\nvar %sLocations = []file.Location{", name)
 	for i, l := range prog.Locations() {
 		if i > 0 {
-			b.WriteString(", ")
+			vars.WriteString(", ")
 		}
-		fmt.Fprintf(b, "{From: %d, To: %d}", l.From, l.To)
+		fmt.Fprintf(vars, "{From: %d, To: %d}", l.From, l.To)
 	}
-	fmt.Fprintf(b, "},\n%d,\n[]any{", p.Variables)
+	vars.WriteString("}\n")
+	var consts bytes.Buffer
+	consts.WriteString("[]any{")
+	hasMap := false
 	for i, c := range prog.Constants {
 		if i > 0 {
-			b.WriteString(", ")
+			consts.WriteString(", ")
 		}
-		if err := writeConstant(b, c); err != nil {
+		if _, ok := c.(map[string]struct{}); ok {
+			hasMap = true
+		}
+		if err := writeConstant(&consts, c); err != nil {
 			return fmt.Errorf("constant %d: %w", i, err)
 		}
 	}
-	b.WriteString("},\n[]vm.Opcode{")
+	consts.WriteString("}")
+	constsExpr := consts.String()
+	if !hasMap {
+		fmt.Fprintf(vars, "var %sConstants = %s\n", name, constsExpr)
+		constsExpr = name + "Constants"
+	}
+	fmt.Fprintf(vars, "var %sBytecode = []vm.Opcode{", name)
 	for i, op := range prog.Bytecode {
 		if i > 0 {
-			b.WriteString(", ")
+			vars.WriteString(", ")
 		}
-		b.WriteString(strconv.Itoa(int(op)))
+		vars.WriteString(strconv.Itoa(int(op)))
 	}
-	b.WriteString("},\n[]int{")
+	fmt.Fprintf(vars, "}\nvar %sArguments = []int{", name)
 	for i, a := range prog.Arguments {
 		if i > 0 {
-			b.WriteString(", ")
+			vars.WriteString(", ")
 		}
-		b.WriteString(strconv.Itoa(a))
+		vars.WriteString(strconv.Itoa(a))
 	}
-	b.WriteString("},\nnil, nil, nil,\n)")
+	vars.WriteString("}\n")
+	fmt.Fprintf(b, "vm.NewProgram(file.NewSource(%s), nil, %sLocations, %d, %s, %sBytecode, %sArguments, nil, nil, nil)",
+		strconv.Quote(prog.Source().String()), name, p.Variables, constsExpr, name, name)
 	return nil
 }
 
