@@ -30,10 +30,10 @@ func tableRender(t *testing.T, header []string, rows [][]string) string {
 	return b.String()
 }
 
-// TestWrite checks that Write prints what a Table prints,
-// byte for byte: on fixed tables (disagg's, one row, one column, empty
-// cells, wide and combining characters) and on 1,000 random ones; and that
-// it declines (writes nothing) the tables it does not draw, which
+// TestWrite checks that Write prints what a Table prints, byte for byte: on
+// fixed tables (disagg's, one row, one column, empty cells, wide and
+// combining characters, cells of 500 columns) and on 1,000 random ones; and
+// that it declines (writes nothing) the tables it does not draw, which
 // report then gives to a Table.
 func TestWrite(t *testing.T) {
 	fixed := []struct {
@@ -49,6 +49,7 @@ func TestWrite(t *testing.T) {
 		{[]string{"", ""}, [][]string{{"x", ""}, {"", "y"}}},
 		{[]string{"a very long header cell", "b"}, [][]string{{"x", "y"}}},
 		{[]string{"ratio", "×"}, [][]string{{"73.02×", "µs — 中文 ✓ 🚀 e\u0301"}}},
+		{[]string{"long", "cells"}, [][]string{{strings.Repeat("a long note, ", 40) + "end", strings.Repeat("x", 500)}}},
 	}
 	for _, c := range fixed {
 		compareDirect(t, c.header, c.rows)
