@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/internal/suggest"
@@ -33,11 +34,46 @@ func normalize(s string) string {
 	return s
 }
 
+// normalizesTo reports whether normalize(s) == want without building
+// normalize(s) when s is ASCII: a lookup compares against every name and
+// alias of its kind, and most carry capitals (Hugging Face ids).
+func normalizesTo(s, want string) bool {
+	t := strings.TrimSpace(s)
+	if i := strings.LastIndexByte(t, '/'); i >= 0 {
+		t = t[i+1:]
+	}
+	if len(t) != len(want) {
+		return !isASCII(t) && normalize(s) == want
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c >= utf8.RuneSelf {
+			return normalize(s) == want
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 func find[T any](kind, name string, list []*T, names func(*T) []string) (*T, error) {
 	want := normalize(name)
 	for _, x := range list {
 		for _, n := range names(x) {
-			if n != "" && normalize(n) == want {
+			if n != "" && normalizesTo(n, want) {
 				return x, nil
 			}
 		}

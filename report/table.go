@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/kvplan/kvplan/internal/plaintable"
 	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -58,9 +59,14 @@ func termRows(rows [][]string) [][]string {
 	return out
 }
 
-// writeTable renders one bordered table, left-aligned, header as given.
-// A table with other options (widths, wrapping) has a tablePool of its own.
+// writeTable renders one bordered table, left-aligned, header as given:
+// through tablewriter's renderer directly when internal/plaintable can
+// draw it, else through a pooled Table. A table with other options (widths,
+// wrapping) has a tablePool of its own.
 func writeTable(w io.Writer, header []string, rows [][]string) error {
+	if ok, err := plaintable.Write(w, header, rows); ok {
+		return err
+	}
 	return plainTables.write(w, header, rows)
 }
 
@@ -86,6 +92,7 @@ func newTablePool(extra ...tablewriter.Option) *tablePool {
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignment(tw.AlignLeft),
 		tablewriter.WithStringerCacheCustom(noCache{}),
+		tablewriter.WithLogger(plaintable.QuietLogger()),
 	}, extra...)}
 	p.pool.New = func() any {
 		pt := &pooledTable{}

@@ -116,18 +116,23 @@ type DriverCUDA struct {
 	Source  string `toml:"source"`
 }
 
-// driverTable is decoded on first use, not at start-up: most commands
-// never read it.
-var driverTable = sync.OnceValue(func() []DriverCUDA {
+// driverTable is built on first use, not at start-up: most commands never
+// read it. It comes from default_gen.go (written by go generate ./rules), so
+// a check does not decode TOML for it; TestDriverTableGenerated keeps that
+// equal to data/cuda_drivers.toml.
+var driverTable = sync.OnceValue(driverTableParsed)
+
+// parseDriverTable decodes data/cuda_drivers.toml, sorted by branch.
+func parseDriverTable(text string) ([]DriverCUDA, error) {
 	var doc struct {
 		Driver []DriverCUDA `toml:"driver"`
 	}
-	if _, err := toml.Decode(driverTableTOML, &doc); err != nil {
-		panic("rules: embedded data/cuda_drivers.toml: " + err.Error())
+	if _, err := toml.Decode(text, &doc); err != nil {
+		return nil, err
 	}
 	sort.Slice(doc.Driver, func(i, j int) bool { return doc.Driver[i].Branch < doc.Driver[j].Branch })
-	return doc.Driver
-})
+	return doc.Driver, nil
+}
 
 // DriverTable returns the embedded driver → highest CUDA table, by branch.
 func DriverTable() []DriverCUDA { return append([]DriverCUDA(nil), driverTable()...) }

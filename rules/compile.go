@@ -238,6 +238,16 @@ var (
 )
 
 func (r *Rule) compile() error {
+	if r.embedded && r.takePrecompiled() {
+		r.deferred = &deferredTemplates{}
+		return nil
+	}
+	return r.compileText()
+}
+
+// compileText compiles the rule from its text: its expressions, its
+// templates (deferred for a default rule) and the check of its fields.
+func (r *Rule) compileText() error {
 	var errs []error
 	var err error
 	if r.when, err = r.compileExpr("when", r.When, r.whenPos, boolConfig()); err != nil {

@@ -24,3 +24,15 @@ func TestDefaultPackGenerated(t *testing.T) {
 		t.Fatal("two calls share a rule: a Load compiles into its rules, so each needs its own")
 	}
 }
+
+// TestDriverTableGenerated fails while default_gen.go's driver table is not
+// what data/cuda_drivers.toml holds.
+func TestDriverTableGenerated(t *testing.T) {
+	parsed, err := parseDriverTable(driverTableTOML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := driverTableParsed(); !reflect.DeepEqual(got, parsed) || len(got) == 0 {
+		t.Fatal("rules/default_gen.go's driver table is stale: data/cuda_drivers.toml changed since it was generated; run `go generate ./rules` and commit the result")
+	}
+}

@@ -60,3 +60,21 @@ func setFlags(ctx *cli.Context, flags []cli.Flag) []cli.Flag {
 	}
 	return out
 }
+
+// givenNames returns every name and alias of the flags of ctx's command that
+// were given, on the command line or through their environment variables:
+// for those flags, what ctx.IsSet answers name by name. IsSet scans the
+// command's flags running urfave/cli's regexp on each name for every flag
+// not given, so a loop of IsSet over a list of flags costs their square.
+func givenNames(ctx *cli.Context) map[string]bool {
+	given := map[string]bool{}
+	if ctx.Command == nil {
+		return given
+	}
+	for _, f := range setFlags(ctx, ctx.Command.Flags) {
+		for _, n := range flagNames(f) {
+			given[n] = true
+		}
+	}
+	return given
+}

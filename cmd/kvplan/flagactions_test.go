@@ -134,3 +134,52 @@ func TestCommandsTable(t *testing.T) {
 		}
 	}
 }
+
+// TestGivenNames: givenNames answers what IsSet answers for every name and
+// alias of a command's flags, given by name, by alias, through the
+// environment or not at all.
+func TestGivenNames(t *testing.T) {
+	cases := []struct {
+		args []string
+		env  string
+	}{
+		{[]string{"x"}, ""},
+		{[]string{"x", "--alpha", "1"}, ""},
+		{[]string{"x", "-b", "2", "--gamma"}, ""},
+		{[]string{"x", "--beta=2"}, ""},
+		{[]string{"x"}, "9"},
+	}
+	names := []string{"alpha", "beta", "b", "gamma", "delta", "epsilon"}
+	for _, tc := range cases {
+		t.Setenv("KVPLAN_TEST_DELTA", tc.env)
+		if tc.env == "" {
+			os.Unsetenv("KVPLAN_TEST_DELTA")
+		}
+		ran := false
+		cmd := &cli.Command{
+			Name: "x",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "alpha"},
+				&cli.StringFlag{Name: "beta", Aliases: []string{"b"}},
+				&cli.BoolFlag{Name: "gamma"},
+				&cli.StringFlag{Name: "delta", EnvVars: []string{"KVPLAN_TEST_DELTA"}},
+				&cli.StringFlag{Name: "epsilon", Value: "e"},
+			},
+			Action: func(c *cli.Context) error {
+				ran = true
+				given := givenNames(c)
+				for _, n := range names {
+					if given[n] != c.IsSet(n) {
+						t.Errorf("%v env %q: givenNames says %s %v, IsSet %v", tc.args, tc.env, n, given[n], c.IsSet(n))
+					}
+				}
+				return nil
+			},
+		}
+		flagActionsOnSetFlags(cmd)
+		app := &cli.App{Name: "t", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{cmd}}
+		if err := app.Run(append([]string{"t"}, tc.args...)); err != nil || !ran {
+			t.Fatalf("%v: %v (action ran: %v)", tc.args, err, ran)
+		}
+	}
+}

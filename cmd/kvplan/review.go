@@ -168,8 +168,9 @@ func loadReview(c *cli.Context, cat *catalog.Catalog) (*review, error) {
 		return nil, err
 	}
 	if m == nil {
+		given := givenNames(c)
 		for _, n := range supplementNames {
-			if c.IsSet(n) {
+			if given[n] {
 				return nil, fmt.Errorf("check: --%s applies to a manifest; a plan file says it itself (see the README's plan file keys)", n)
 			}
 		}

@@ -32,22 +32,27 @@ var startupCommands = []struct {
 
 // floorRuns are the floors timed against hello world the same way
 // (testdata/floor): the design card's four libraries linked and nothing
-// run, and the same with disagg's three tables printed through tablewriter.
-// What kvplan disagg takes beyond floor-tables is kvplan's own.
+// run; the same with disagg's three tables printed through tablewriter as
+// kvplan prints them; and that with every other library kvplan links
+// (testdata/floor/libs.go, tag floorlibs). What kvplan disagg takes beyond
+// floor-all-libraries is kvplan's own.
 var floorRuns = []struct {
 	name string
+	all  bool // the floor built with floorlibs
 	args []string
 }{
-	{"floor-libraries", nil},
-	{"floor-tables", []string{"tables"}},
+	{"floor-libraries", false, nil},
+	{"floor-tables", false, []string{"tables"}},
+	{"floor-all-libraries", true, []string{"tables"}},
 }
 
-// BenchmarkStartup builds kvplan and the floor (with releaseTags) and a
-// hello-world Go binary, then, for each of startupCommands and floorRuns,
-// runs them in turn, hello then the other, b.N times each, and reports the
-// median wall time of each process (start to exit, as a shell sees it) and
-// the median of the pairwise ratios to hello, so that a machine whose speed
-// drifts during the run still gives a fair ratio.
+// BenchmarkStartup builds kvplan and the floor (with releaseTags, the floor
+// once more with floorlibs) and a hello-world Go binary, then, for each of
+// startupCommands and floorRuns, runs them in turn, hello then the other, b.N
+// times each, and reports the median wall time of each process (start to
+// exit, as a shell sees it) and the median of the pairwise ratios to hello,
+// so that a machine whose speed drifts during the run still gives a fair
+// ratio.
 //
 //	go test ./cmd/kvplan -run '^$' -bench Startup -benchtime 400x -count 3
 func BenchmarkStartup(b *testing.B) {
@@ -56,11 +61,12 @@ func BenchmarkStartup(b *testing.B) {
 		b.Skip("no go command to build the binaries with")
 	}
 	dir := b.TempDir()
-	hello, kvplanBin, floor := filepath.Join(dir, "hello"), filepath.Join(dir, "kvplan"), filepath.Join(dir, "floor")
+	hello, kvplanBin, floor, floorAll := filepath.Join(dir, "hello"), filepath.Join(dir, "kvplan"), filepath.Join(dir, "floor"), filepath.Join(dir, "floor-all")
 	for _, build := range [][]string{
 		{"build", "-o", hello, "./testdata/hello"},
 		{"build", "-tags", releaseTags, "-o", kvplanBin, "."},
 		{"build", "-tags", releaseTags, "-o", floor, "./testdata/floor"},
+		{"build", "-tags", releaseTags + ",floorlibs", "-o", floorAll, "./testdata/floor"},
 	} {
 		cmd := exec.Command(goTool, build...)
 		cmd.Stderr = os.Stderr
@@ -93,8 +99,10 @@ func BenchmarkStartup(b *testing.B) {
 		}
 		return strings.Join(lines, "\n")
 	}
-	if tablesOf(floor, "tables") != tablesOf(kvplanBin, startupCommands[0].args...) {
-		b.Fatal("testdata/floor prints other tables than kvplan disagg: copy disagg's cells into its tables")
+	for _, f := range []string{floor, floorAll} {
+		if tablesOf(f, "tables") != tablesOf(kvplanBin, startupCommands[0].args...) {
+			b.Fatal("testdata/floor prints other tables than kvplan disagg: copy disagg's cells into its tables")
+		}
 	}
 	type timed struct {
 		name string
@@ -106,7 +114,11 @@ func BenchmarkStartup(b *testing.B) {
 		runs = append(runs, timed{sc.name, kvplanBin, sc.args})
 	}
 	for _, f := range floorRuns {
-		runs = append(runs, timed{f.name, floor, f.args})
+		bin := floor
+		if f.all {
+			bin = floorAll
+		}
+		runs = append(runs, timed{f.name, bin, f.args})
 	}
 	for _, r := range runs {
 		b.Run(r.name, func(b *testing.B) {

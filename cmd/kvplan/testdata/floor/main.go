@@ -2,20 +2,20 @@
 // kvplan: a Go binary that links the design card's four libraries
 // (urfave/cli/v2, BurntSushi/toml, expr, tablewriter) and, with the argument
 // "tables", prints the three tables of `kvplan disagg --model qwen3-0.6b
-// --link 1gbe` through tablewriter as report/table.go does. It does nothing
-// else: what kvplan takes beyond it is kvplan's own.
+// --link 1gbe` through tablewriter as report/table.go does (its renderer,
+// driven by internal/plaintable, which imports tablewriter alone). It does
+// nothing else: what kvplan takes beyond it is kvplan's own.
 package main
 
 import (
-	"bytes"
 	"os"
-	"reflect"
 
 	_ "github.com/BurntSushi/toml"
 	_ "github.com/expr-lang/expr"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	_ "github.com/olekukonko/tablewriter"
 	_ "github.com/urfave/cli/v2"
+
+	"github.com/kvplan/kvplan/internal/plaintable"
 )
 
 // tables are disagg's, as it prints them for qwen3-0.6b over 1gbe.
@@ -38,32 +38,14 @@ var tables = [][][]string{
 		{"ratio", "73.02×", "disaggregated / aggregated"}},
 }
 
-type noCache struct{}
-
-func (noCache) Add(reflect.Type, reflect.Value) bool   { return false }
-func (noCache) Get(reflect.Type) (reflect.Value, bool) { return reflect.Value{}, false }
-func (noCache) Purge()                                 {}
-
 func main() {
 	if len(os.Args) < 2 || os.Args[1] != "tables" {
 		os.Stdout.WriteString("hello, world\n")
 		return
 	}
-	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft), tablewriter.WithStringerCacheCustom(noCache{}))
 	for _, tb := range tables {
-		t.Header(tb[0])
-		for _, r := range tb[1:] {
-			if err := t.Append(r); err != nil {
-				os.Exit(1)
-			}
-		}
-		if err := t.Render(); err != nil {
+		if ok, err := plaintable.Write(os.Stdout, tb[0], tb[1:]); !ok || err != nil {
 			os.Exit(1)
 		}
-		os.Stdout.Write(buf.Bytes())
-		t.Reset()
-		buf.Reset()
 	}
 }
