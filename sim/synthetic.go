@@ -50,7 +50,7 @@ func (s Synthetic) Open() (Source, error) {
 		return nil, fmt.Errorf("synthetic output tokens: %d, want 0 or more", s.OutputTokens)
 	case s.BlockSize < 1:
 		return nil, fmt.Errorf("block size: %d, want at least 1", s.BlockSize)
-	case int64(s.Prefixes)*int64(s.Repeats) > 1<<31-1:
+	case s.Prefixes > (1<<31-1)/s.Repeats: // the product would overflow int64 for large counts
 		return nil, fmt.Errorf("synthetic workload %dx%dx%d: more than 2^31 requests", s.Prefixes, s.PrefixTokens, s.Repeats)
 	}
 	n := s.Prefixes * s.Repeats

@@ -186,3 +186,14 @@ func TestSyntheticErrors(t *testing.T) {
 		}
 	}
 }
+
+// 7×10¹⁷ prefixes × 17 sends is ~1.2×10¹⁹ requests: the product overflows
+// int64 (to a small positive number) and used to pass the 2^31 check, then
+// panicked allocating the send order (found by FuzzSyntheticSpec).
+func TestSyntheticRefusesOverflowingCounts(t *testing.T) {
+	for _, s := range []Synthetic{{Prefixes: 700000000000000000, PrefixTokens: 1, Repeats: 17}, {Prefixes: 1 << 31, PrefixTokens: 1, Repeats: 1}, {Prefixes: 1 << 16, PrefixTokens: 1, Repeats: 1 << 15}} {
+		if _, err := s.Open(); err == nil || !strings.Contains(err.Error(), "more than 2^31 requests") {
+			t.Errorf("%dx%dx%d: %v", s.Prefixes, s.PrefixTokens, s.Repeats, err)
+		}
+	}
+}

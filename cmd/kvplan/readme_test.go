@@ -260,3 +260,47 @@ func TestReadmeCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestFuzzTargetsListed: every fuzz target of the repository is in .ci/fuzz
+// (which CI runs) and named in the README's fuzzing paragraph.
+func TestFuzzTargetsListed(t *testing.T) {
+	script, err := os.ReadFile("../../.ci/fuzz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := readme(t)
+	decl := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
+	found := 0
+	err = filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../../")))
+		for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+			found++
+			if !strings.Contains(string(script), "  "+pkg+":"+m[1]+"\n") {
+				t.Errorf(".ci/fuzz does not run %s:%s", pkg, m[1])
+			}
+			if !strings.Contains(r, m[1]) {
+				t.Errorf("the README does not name %s (%s)", m[1], pkg)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found < 16 {
+		t.Errorf("found %d fuzz targets; the walk missed some", found)
+	}
+}
