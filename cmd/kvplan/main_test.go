@@ -92,7 +92,8 @@ func TestDoneWhen(t *testing.T) {
 // (172,032,000 B) over 1 GbE at ~104 MB/s takes ~1,654 ms, so TTFT becomes
 // about (80 + 1,654) / 80 ≈ 21.7 times worse: the field saw 20×. The
 // aggregated TTFT comes from the engine model and must land within 25% of
-// the measured ~80 ms (TestPrefillFieldMeasurements).
+// the measured ~80 ms (TestPrefillFieldMeasurements); at its 95 ms kvplan
+// prints about 18.4×, inside the 18–25× checked here.
 func TestFieldMeasurement(t *testing.T) {
 	out, errOut, code := kvplan(t, "disagg", "--model", "qwen3-0.6b", "--link", "1gbe", "--prefill-gpu", "rtx4060-laptop", "-o", "json")
 	if code != ExitOK {

@@ -185,6 +185,9 @@ func loadReview(c *cli.Context, cat *catalog.Catalog) (*review, error) {
 		return nil, err
 	}
 	rv := &review{plan: plan, file: m.Path, findings: manifestFindings(m.Findings)}
+	if file != nil {
+		rv.file = file.Path // the plan that names the manifest is what was checked
+	}
 	for _, n := range append(append([]manifest.Note{}, m.Notes...), notes...) {
 		rv.notes = append(rv.notes, report.CheckNote{Message: n.Text, Pos: n.At})
 	}

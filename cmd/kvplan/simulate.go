@@ -106,6 +106,14 @@ func runSimulate(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("--synthetic: %w", err)
 		}
+		for _, f := range []struct {
+			v int
+			r intRange
+		}{{p, prefixesRange}, {l, tokensRange}, {r, repeatsRange}} {
+			if err := units.CheckInt(int64(f.v), f.r.lo, f.r.hi, f.r.unit); err != nil {
+				return fmt.Errorf("simulate: --synthetic %s: %w", spec, err)
+			}
+		}
 		if blockSize == 0 {
 			blockSize = 16
 		}

@@ -96,6 +96,11 @@ func TestAbsurdCountsAreBounded(t *testing.T) {
 		want string
 	}{
 		{[]string{"route", "--kv-slots", "14816", "--repeats", "100000000"}, "route: --repeats 100000000 is out of range: want 1 to 1,000,000 sends"},
+		// The same ranges for the three counts of --synthetic (they were only
+		// bounded by the blocks they add up to).
+		{[]string{"simulate", "--synthetic", "1000001x10x1", "--workers", "2", "--kv-slots", "14816"}, "simulate: --synthetic 1000001x10x1: 1000001 is out of range: want 1 to 1,000,000 prefixes"},
+		{[]string{"simulate", "--synthetic", "1x100000000x1", "--workers", "2", "--kv-slots", "14816"}, "simulate: --synthetic 1x100000000x1: 100000000 is out of range: want 1 to 10,000,000 tokens"},
+		{[]string{"simulate", "--synthetic", "1x10x1000001", "--workers", "2", "--kv-slots", "14816"}, "simulate: --synthetic 1x10x1000001: 1000001 is out of range: want 1 to 1,000,000 sends"},
 		{[]string{"route", "--kv-slots", "14816", "--prefixes", "1e9"}, "route: --prefixes 1000000000 is out of range: want 1 to 1,000,000 prefixes"},
 		{[]string{"route", "--kv-slots", "14816", "--workers", "0"}, "route: --workers 0 is out of range: want 1 to 1,024 workers"},
 		{[]string{"route", "--kv-slots", "14816", "--block-size", "-16"}, "route: --block-size -16 is out of range: want 1 to 1,024 tokens"},
