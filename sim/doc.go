@@ -158,7 +158,7 @@
 //		Link                                  Link
 //		ExactSteps                            bool
 //	}
-//	type Link struct { BytesPerS, LatencyMS, BytesPerToken float64; Dedicated bool }
+//	type Link struct { BytesPerS, LatencyMS, BytesPerToken float64; Dedicated bool; Paths int }
 //
 //	type Request struct { ArrivalMS float64; InputTokens, OutputTokens int; Blocks []uint64 }
 //	type Source interface { Next(*Request) (bool, error); BlockSize() int }

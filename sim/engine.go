@@ -116,6 +116,12 @@ type Link struct {
 	// transfers in flight (processor sharing: four transfers each get a
 	// quarter, as measured on 1 GbE, FACTS §3).
 	Dedicated bool
+	// Paths is how many such links there are side by side, each with
+	// BytesPerS of its own (one per prefill–decode worker pair, as over
+	// per-GPU rails on separate hosts); a transfer takes the path of its
+	// decode worker, decode worker i on path i mod Paths, and shares only
+	// that path. 0 or 1: one link that every transfer shares.
+	Paths int
 }
 
 // settle checks e and fills its defaults.
@@ -165,6 +171,9 @@ func (e Engine) settle(cfg Config) (Engine, error) {
 	}
 	if !(l.LatencyMS >= 0) || math.IsInf(l.LatencyMS, 0) || !(l.BytesPerToken >= 0) || math.IsInf(l.BytesPerToken, 0) {
 		return e, errors.New("link: latency and bytes per token must be finite and not negative")
+	}
+	if l.Paths < 0 || l.Paths > e.DecodeWorkers {
+		return e, fmt.Errorf("link: %d paths, want 0 to %d (one a decode worker at most)", l.Paths, e.DecodeWorkers)
 	}
 	return e, nil
 }

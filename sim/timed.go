@@ -81,8 +81,8 @@ type timedSim struct {
 	workers  []worker // the router's view: aggregated or prefill workers
 	dworkers []worker // decode workers' view
 	engines  []*engine
-	link     linkState
-	linkVer  uint32
+	links    []linkState // one per path (Link.Paths)
+	linkVer  []uint32
 
 	seqs  []seq
 	freeS []int32
@@ -123,7 +123,11 @@ func newTimedSim(cfg Config, kind policyKind, mode loadMode, hist *history) (*ti
 	if e.DecodeWorkers > 0 {
 		role = rolePrefill
 		s.dworkers = make([]worker, e.DecodeWorkers)
-		s.link = newLink(e.Link)
+		s.links = make([]linkState, max(e.Link.Paths, 1))
+		for i := range s.links {
+			s.links[i] = newLink(e.Link)
+		}
+		s.linkVer = make([]uint32, len(s.links))
 	}
 	for i := range s.workers {
 		s.engines = append(s.engines, &engine{idx: int32(len(s.engines)), role: role, cache: s.workers[i].cache, rt: &s.workers[i],
@@ -312,13 +316,14 @@ func (s *timedSim) handle(ev event) {
 		}
 		s.endIteration(e)
 	case evLink:
-		if ev.ver != s.linkVer {
+		p := ev.id
+		if ev.ver != s.linkVer[p] {
 			return
 		}
-		si := s.link.finish(s.nowMS)
-		s.linkChanged()
-		if s.link.latencyMS > 0 {
-			s.push(s.nowMS+s.link.latencyMS, evArrived, si, 0)
+		si := s.links[p].finish(s.nowMS)
+		s.linkChanged(p)
+		if l := s.links[p].latencyMS; l > 0 {
+			s.push(s.nowMS+l, evArrived, si, 0)
 		} else {
 			s.transferDone(si)
 		}
@@ -329,11 +334,11 @@ func (s *timedSim) handle(ev event) {
 	}
 }
 
-// linkChanged re-arms the link's next completion.
-func (s *timedSim) linkChanged() {
-	s.linkVer++
-	if t := s.link.next(); !math.IsInf(t, 1) {
-		s.push(t, evLink, 0, s.linkVer)
+// linkChanged re-arms path p's next completion.
+func (s *timedSim) linkChanged(p int32) {
+	s.linkVer[p]++
+	if t := s.links[p].next(); !math.IsInf(t, 1) {
+		s.push(t, evLink, p, s.linkVer[p])
 	}
 }
 
@@ -431,9 +436,10 @@ func (s *timedSim) admitWaiting(e *engine, budget int, preempted bool) {
 			e.receiving++
 			sq.xferFromMS = s.nowMS
 			bytes := float64(sq.in) * s.eng.Link.BytesPerToken
-			if done, shared := s.link.start(s.nowMS, bytes, si, s.ord); shared {
+			p := (e.idx - int32(len(s.workers))) % int32(len(s.links)) // the decode worker's path
+			if done, shared := s.links[p].start(s.nowMS, bytes, si, s.ord); shared {
 				s.ord++
-				s.linkChanged()
+				s.linkChanged(p)
 			} else {
 				s.push(done, evArrived, si, 0)
 			}

@@ -329,6 +329,35 @@ func TestTimedDisaggregation(t *testing.T) {
 	}
 }
 
+// TestTimedLinkPaths: the same four transfers over two decode workers, each
+// with a path of its own (Link.Paths 2, per-GPU rails of separate hosts):
+// two share each path at 500 B/s, 2,000 ms each, done at 10 + 2,000; the
+// first tokens come at 2,020. On one path (Paths 0) all four share it, as
+// in TestTimedDisaggregation: 4,000 ms.
+func TestTimedLinkPaths(t *testing.T) {
+	reqs := make([]testReq, 4)
+	for i := range reqs {
+		reqs[i] = testReq{keys: append([]uint64{uint64(i + 1)}, keys(5)...), partial: 4, output: 3}
+	}
+	cfg := timedConfig(constStep(10), 100, 2048, 8)
+	cfg.Concurrency = 4
+	cfg.Engine.DecodeWorkers = 2
+	cfg.Engine.Link = Link{BytesPerS: 1000, BytesPerToken: 10, Paths: 2}
+	r := runTimed(t, reqs, 16, false, cfg)
+	if tm := r.Timing; !near(tm.TransferMS.P50, 2000) || !near(tm.TransferMS.P99, 2000) || !near(tm.TTFTMS.P50, 2020) {
+		t.Errorf("two paths: transfer %v ttft %v; want 2000 and 2020", tm.TransferMS, tm.TTFTMS)
+	}
+	cfg.Engine.Link.Paths = 0
+	r = runTimed(t, reqs, 16, false, cfg)
+	if tm := r.Timing; !near(tm.TransferMS.P50, 4000) || !near(tm.TTFTMS.P50, 4020) {
+		t.Errorf("one path: transfer %v ttft %v; want 4000 and 4020", tm.TransferMS, tm.TTFTMS)
+	}
+	cfg.Engine.Link.Paths = 3
+	if _, err := cfg.Engine.settle(cfg); err == nil || !strings.Contains(err.Error(), "3 paths, want 0 to 2") {
+		t.Errorf("3 paths for 2 decode workers: %v", err)
+	}
+}
+
 // cacheFigures strips a Result to what the cache-only simulation reports.
 func cacheFigures(r Result) Result {
 	r.Timing = nil

@@ -79,13 +79,12 @@ func (q *Query) simulate(c *Candidate, requests int, seed uint64) (*Simulated, e
 		eng.DecodeCapacityBlocks = int(d.slots / int64(block))
 		eng.DecodeMaxNumBatchedTokens, eng.DecodeMaxNumSeqs = d.budget, d.maxSeqs
 		t := e.transfer
-		// The simulator has one link; the analytic model has one path per
-		// worker pair. One link with the pairs' throughput together stands
-		// for them (pooled, so slightly kinder to bursts).
-		eng.Link = sim.Link{BytesPerS: s.link.EffectiveBytesPerS * float64(t.pairs), LatencyMS: s.link.LatencyMS,
-			BytesPerToken: float64(t.pathBytes) / float64(q.InputTokens), Dedicated: !s.link.Shared}
-		if t.pairs > 1 {
-			note = fmt.Sprintf("the %d worker pairs' paths are simulated as one link of %d× the throughput", t.pairs, t.pairs)
+		// One path per worker pair, as the analytic model has: a transfer
+		// shares only its decode worker's path.
+		eng.Link = sim.Link{BytesPerS: s.link.EffectiveBytesPerS, LatencyMS: s.link.LatencyMS,
+			BytesPerToken: float64(t.pathBytes) / float64(q.InputTokens), Dedicated: !s.link.Shared, Paths: t.pairs}
+		if t.pairs < e.workers[1] {
+			note = fmt.Sprintf("decode worker i receives over path i mod %d, one path a worker pair", t.pairs)
 		}
 	}
 	cfg.Engine = eng
