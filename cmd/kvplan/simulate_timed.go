@@ -43,6 +43,7 @@ type simulateSetup struct {
 	Link                string   `json:"link,omitempty"`
 	LinkRatePer         string   `json:"link_rate_per,omitempty"`
 	ParallelPaths       int      `json:"parallel_paths,omitempty"`
+	PairPaths           int      `json:"pair_paths,omitempty"`
 	PathBytesPerToken   float64  `json:"path_bytes_per_token,omitempty"`
 	PathBytesPerS       float64  `json:"path_bytes_per_s,omitempty"`
 	Assumptions         []string `json:"assumptions"`
@@ -151,8 +152,12 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 		Assumptions: p.Assumptions}
 	if disagg {
 		run.engine.DecodeWorkers = decode
-		run.engine.Link = sim.Link{BytesPerS: p.PathBytesPerS, LatencyMS: p.LinkLatencyMS, BytesPerToken: p.PathBytesPerToken, Dedicated: !p.LinkShared}
-		run.setup.PrefillWorkers, run.setup.DecodeWorkers, run.setup.Link = prefill, decode, p.Link
+		// One path per prefill–decode worker pair, as check and plan count
+		// them (a host port per worker on a per-node link, its own rails on
+		// a per-GPU one): decode worker i receives over path i mod pairs.
+		pairs := min(prefill, decode)
+		run.engine.Link = sim.Link{BytesPerS: p.PathBytesPerS, LatencyMS: p.LinkLatencyMS, BytesPerToken: p.PathBytesPerToken, Dedicated: !p.LinkShared, Paths: pairs}
+		run.setup.PrefillWorkers, run.setup.DecodeWorkers, run.setup.Link, run.setup.PairPaths = prefill, decode, p.Link, pairs
 		run.setup.LinkRatePer, run.setup.ParallelPaths = p.LinkRatePer, p.ParallelPaths
 		run.setup.PathBytesPerToken, run.setup.PathBytesPerS = p.PathBytesPerToken, p.PathBytesPerS
 	}
