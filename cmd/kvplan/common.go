@@ -117,6 +117,20 @@ func kvDtype(c *cli.Context) (string, error) {
 	return v, nil
 }
 
+// kvFlags reads --kv-cache-dtype and --tp for model m into the KV options
+// memory, simulate and the slot lookups share.
+func kvFlags(c *cli.Context, m *catalog.Model) (models.KVOptions, error) {
+	dtype, err := kvDtype(c)
+	if err != nil {
+		return models.KVOptions{}, err
+	}
+	tp, err := tpFlag(c, m)
+	if err != nil {
+		return models.KVOptions{}, err
+	}
+	return models.KVOptions{KVDtype: dtype, TP: tp}, nil
+}
+
 // tpFlag checks --tp (or another tp flag) against the range kvplan accepts
 // and against the model's heads (models.CheckTP, the same check as the
 // tp-not-divisible rule of kvplan check).

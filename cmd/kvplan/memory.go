@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/units"
@@ -116,15 +115,9 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 		return nil, err
 	}
 	sc.VersionDefaulted = c.String("engine-version") == ""
-	dtype, err := kvDtype(c)
-	if err != nil {
+	if sc.KV, err = kvFlags(c, sc.Model); err != nil {
 		return nil, err
 	}
-	tp, err := tpFlag(c, sc.Model)
-	if err != nil {
-		return nil, err
-	}
-	sc.KV = models.KVOptions{KVDtype: dtype, TP: tp}
 	if c.IsSet(flagGPUUtil) && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
 		return nil, fmt.Errorf("--%s %g: must be in (0, 1], e.g. 0.9", flagGPUUtil, sc.GPUUtil)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/sim"
 )
@@ -109,15 +108,9 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	if sc.MaxNumSeqs, err = positive(c, flagMaxNumSeqs, true); err != nil {
 		return nil, err
 	}
-	dtype, err := kvDtype(c)
-	if err != nil {
+	if sc.KV, err = kvFlags(c, sc.Model); err != nil {
 		return nil, err
 	}
-	tp, err := tpFlag(c, sc.Model)
-	if err != nil {
-		return nil, err
-	}
-	sc.KV = models.KVOptions{KVDtype: dtype, TP: tp}
 	run := &timedRun{}
 	var prefill, decode int
 	if disagg {

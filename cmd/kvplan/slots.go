@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
 )
 
@@ -58,15 +57,9 @@ func workerSlots(c *cli.Context, blockSize int) (int, string, error) {
 	if sc.MaxModelLen, err = positive(c, flagMaxModelLen, true); err != nil {
 		return 0, "", err
 	}
-	dtype, err := kvDtype(c)
-	if err != nil {
+	if sc.KV, err = kvFlags(c, sc.Model); err != nil {
 		return 0, "", err
 	}
-	tp, err := tpFlag(c, sc.Model)
-	if err != nil {
-		return 0, "", err
-	}
-	sc.KV = models.KVOptions{KVDtype: dtype, TP: tp}
 	mp, err := planner.PlanMemory(sc)
 	if err != nil {
 		return 0, "", err
