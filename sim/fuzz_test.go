@@ -9,18 +9,26 @@ import (
 )
 
 // FuzzMooncakeReader: any trace bytes stream as requests or stop with an
-// error, never a panic, and a run over what parses completes.
+// error, never a panic, and a run over what parses completes. skip picks
+// the reader's mode (stop at the first bad line, or skip bad lines), and
+// fine its block size: 128 tokens, four blocks per hash id, or the trace's
+// own 512. One run per input keeps the rate high enough for a long
+// campaign; both modes and both block sizes are fuzzed input bits.
 func FuzzMooncakeReader(f *testing.F) {
 	for _, p := range []string{"../testdata/sim/bad_lines.jsonl", "../testdata/sim/conversation_excerpt.jsonl"} {
 		if data, err := os.ReadFile(p); err == nil {
-			f.Add(data[:min(len(data), 4096)])
+			for _, skip := range []bool{false, true} {
+				f.Add(data[:min(len(data), 2048)], skip, skip)
+			}
 		}
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, skip := range []bool{false, true} {
-			src := NewMooncakeReader(bytes.NewReader(data), "fuzz.jsonl", 128, skip)
-			_, _ = Run(src, Config{Workers: 2, CapacityBlocks: 64, Policy: KVAware})
+	f.Fuzz(func(t *testing.T, data []byte, skip, fine bool) {
+		bs := 0
+		if fine {
+			bs = 128
 		}
+		src := NewMooncakeReader(bytes.NewReader(data), "fuzz.jsonl", bs, skip)
+		_, _ = Run(src, Config{Workers: 2, CapacityBlocks: 64, Policy: KVAware})
 	})
 }
 
