@@ -133,6 +133,11 @@ func (w *worker) finding(f Finding) {
 	w.findings = append(w.findings, f)
 }
 
+// ReviewIgnoresIt ends the message of a not-understood finding: a review
+// goes on without the argument. kvplan memory, which stops instead, says so
+// in its place.
+const ReviewIgnoresIt = "; the review ignores it"
+
 // notUnderstood lists arguments kvplan does not know.
 func (w *worker) notUnderstood(entry string, words []word) { w.notUnderstoodHint(entry, words, "") }
 
@@ -145,7 +150,7 @@ func (w *worker) notUnderstoodHint(entry string, words []word, hint string) {
 	}
 	arg := strings.Join(texts, " ")
 	w.finding(Finding{ID: IDNotUnderstood, Severity: Info, At: words[0].pos(),
-		Message: fmt.Sprintf("%s: %s argument %q is not understood by kvplan%s; the review ignores it", w.name, entry, arg, hint),
+		Message: fmt.Sprintf("%s: %s argument %q is not understood by kvplan%s%s", w.name, entry, arg, hint, ReviewIgnoresIt),
 		Why:     "kvplan reads the engine arguments that change memory, parallelism, KV transfer and routing; it lists every other argument instead of guessing what it does",
 		Fix:     "check that the argument is spelled as the engine expects; if it changes memory or parallelism, say so in a plan file next to the manifest",
 	})

@@ -195,6 +195,12 @@ func TestPastedVLLMLine(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 with %q", c.args, code, errOut, c.want)
 		}
 	}
+	// memory stops on an argument it does not know: it says so, not that
+	// "the review ignores it" as a manifest review does.
+	_, errOut, _ = kvplan(t, "memory", "--gpu", "l4", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--tp", "2")
+	if !strings.Contains(errOut, "kvplan memory stops rather than size memory without it") || strings.Contains(errOut, "review") {
+		t.Errorf("memory's refusal of --tp 2 reads %q", errOut)
+	}
 }
 
 func TestEngines(t *testing.T) {

@@ -39,7 +39,12 @@ func engineLine(c *cli.Context) ([]string, error) {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
 	for _, f := range m.Findings {
-		if f.ID == manifest.IDNotUnderstood || f.ID == manifest.IDBadValue {
+		switch f.ID {
+		case manifest.IDNotUnderstood:
+			return nil, fmt.Errorf("memory: %s; kvplan memory stops rather than size memory without it "+
+				"(spell it as the engine does, or give the setting as a kvplan memory flag before --; kvplan memory --help lists them)",
+				strings.TrimSuffix(f.Message, manifest.ReviewIgnoresIt))
+		case manifest.IDBadValue:
 			return nil, fmt.Errorf("memory: %s (%s)", f.Message, f.Fix)
 		}
 	}
