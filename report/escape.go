@@ -104,8 +104,16 @@ func ghProperty(s string) string {
 var ghPropertyEscaper = strings.NewReplacer("%", "%25", ":", "%3A", ",", "%2C")
 
 // sarifURI turns a plan path into a URI reference, as SARIF requires:
-// "my plans/x#1.toml" is "my%20plans/x%231.toml".
+// "my plans/x#1.toml" is "my%20plans/x%231.toml". On a system whose paths
+// use slashes, leading slashes name the root however many there are, but
+// a reference that starts with two names a host ("//a/x.toml" is host a,
+// path /x.toml), so they become one (FuzzRenderers found it: such a path's
+// bytes made a host no URI parser accepts).
 func sarifURI(path string) string {
-	u := url.URL{Path: filepath.ToSlash(path)}
+	p := filepath.ToSlash(path)
+	if filepath.Separator == '/' && strings.HasPrefix(p, "//") {
+		p = "/" + strings.TrimLeft(p, "/")
+	}
+	u := url.URL{Path: p}
 	return u.String()
 }

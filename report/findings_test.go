@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,6 +175,26 @@ func TestSARIFSchema(t *testing.T) {
 	doc, _ := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if schema.Validate(doc) == nil {
 		t.Error("schema accepted a run without tool.driver")
+	}
+}
+
+// TestSARIFURI: a plan path becomes a URI reference that parses back to
+// the same file with no host, leading slashes included ("//a/x.toml" is the
+// file /a/x.toml, not path /x.toml on host a).
+func TestSARIFURI(t *testing.T) {
+	for _, c := range []struct{ path, uri, back string }{
+		{"my plans/x#1.toml", "my%20plans/x%231.toml", "my plans/x#1.toml"},
+		{"/abs/x.toml", "/abs/x.toml", "/abs/x.toml"},
+		{"//a/x.toml", "/a/x.toml", "/a/x.toml"},
+		{"///a/x.toml", "/a/x.toml", "/a/x.toml"},
+		{"a:b.toml", "./a:b.toml", "./a:b.toml"},
+		{"//\x90\x06 k/", "/%90%06%20k/", "/\x90\x06 k/"},
+	} {
+		uri := sarifURI(c.path)
+		u, err := url.Parse(uri)
+		if uri != c.uri || err != nil || u.Host != "" || u.Path != c.back {
+			t.Errorf("%q: URI %q (parsed: %v, host %q, path %q), want %q", c.path, uri, err, u.Host, u.Path, c.uri)
+		}
 	}
 }
 
