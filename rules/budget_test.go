@@ -76,8 +76,15 @@ func TestBudgetsStopHostileRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			set := oneRule(t, c.when, c.message)
 			got := evalBounded(t, set, &Env{}, 5*time.Second, 256<<20)
-			if len(got) != 1 || got[0].RuleID != "rule-error/r" || got[0].Severity != Deny || got[0].Message != c.want && !strings.Contains(got[0].Message, c.want) {
+			// Under the race detector the time budget may stop a rule
+			// before its counted budget does; that is a stop too, but not
+			// one that repeats at the same point.
+			byTime := raceEnabled && len(got) == 1 && strings.Contains(got[0].Message, "over the time budget (1s per evaluation)")
+			if len(got) != 1 || got[0].RuleID != "rule-error/r" || got[0].Severity != Deny || got[0].Message != c.want && !strings.Contains(got[0].Message, c.want) && !byTime {
 				t.Fatalf("findings %+v\nwant one rule-error/r deny: %s", got, c.want)
+			}
+			if byTime {
+				return
 			}
 			// Counted budgets stop at the same point every time.
 			again := set.Evaluate(&Env{})
