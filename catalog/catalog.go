@@ -55,6 +55,7 @@ func Load(userDirs ...string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	added := false
 	for _, dir := range userDirs {
 		if dir == "" {
 			continue
@@ -62,8 +63,11 @@ func Load(userDirs ...string) (*Catalog, error) {
 		if err := c.addDir(dir); err != nil {
 			return nil, err
 		}
+		added = true
 	}
-	c.sort()
+	if added { // the embedded entries come sorted (TestLoadSorted)
+		c.sort()
+	}
 	return c, nil
 }
 

@@ -46,6 +46,23 @@ func TestEmbeddedSlicesOwn(t *testing.T) {
 	}
 }
 
+// TestLoadSorted: Load sorts only when user entries were merged, so the
+// embedded catalog must come in the order sort gives.
+func TestLoadSorted(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorted, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorted.sort()
+	if !reflect.DeepEqual(c, sorted) {
+		t.Fatal("the embedded catalog is not in sort's order: Load must sort it")
+	}
+}
+
 func BenchmarkLoadEmbedded(b *testing.B) {
 	for b.Loop() {
 		if _, err := Load(); err != nil {

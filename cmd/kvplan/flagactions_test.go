@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -91,6 +92,40 @@ func TestFlagNames(t *testing.T) {
 	walk("kvplan", app.Commands)
 	if n < 100 {
 		t.Errorf("only %d flags walked", n)
+	}
+}
+
+// TestUrfaveNames: clinames.go's regexp is the one urfave/cli's FlagNames
+// runs (a name with a space comes out whole, where urfave/cli's own cuts
+// it), it cuts a v1-style "name, alias" as urfave/cli's does, and no name
+// of any flag of any command has a comma or a space, so that urfave/cli's
+// own regexp would leave every name as it is too.
+func TestUrfaveNames(t *testing.T) {
+	if got := cli.FlagNames("model m", nil); !slices.Equal(got, []string{"model m"}) {
+		t.Errorf(`FlagNames("model m") = %q: urfave/cli still runs its own regexp (renamed? see clinames.go)`, got)
+	}
+	if got := cli.FlagNames("model, m", []string{"x,y"}); !slices.Equal(got, []string{"model", "x"}) {
+		t.Errorf(`FlagNames("model, m", "x,y") = %q, want what urfave/cli gives: "model", "x"`, got)
+	}
+	app := newApp(io.Discard, io.Discard)
+	n := 0
+	var walk func(path string, cmds []*cli.Command)
+	walk = func(path string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			for _, f := range append(c.Flags, cli.HelpFlag, cli.VersionFlag) {
+				for _, name := range flagNames(f) {
+					n++
+					if strings.ContainsAny(name, ", ") || name == "" {
+						t.Errorf("%s %s: flag name %q: urfave/cli's regexp would cut it", path, c.Name, name)
+					}
+				}
+			}
+			walk(path+" "+c.Name, c.Subcommands)
+		}
+	}
+	walk("kvplan", app.Commands)
+	if n < 150 {
+		t.Errorf("only %d names walked", n)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
@@ -110,5 +111,33 @@ func compareDirect(t *testing.T, header []string, rows [][]string) {
 	}
 	if want := tableRender(t, header, rows); b.String() != want {
 		t.Errorf("%q %q: direct\n%s\nTable\n%s", header, rows, b.String(), want)
+	}
+}
+
+// BenchmarkWidth times tablewriter's width of disagg's cells with its LRU
+// cache (tablewriter's default) and without (what init sets), which is
+// why init turns the cache off.
+//
+//	go test ./internal/plaintable -run '^$' -bench Width
+func BenchmarkWidth(b *testing.B) {
+	cells := []string{"figure", "value", "note", "KV per token (all ranks)", "112 KiB (114688 B)",
+		"rate per node: every rank's KV crosses one path", "TTFT disaggregated", "1677.3 ms", "73.02×"}
+	for _, c := range []struct {
+		name     string
+		capacity int
+	}{{"cache", 8192}, {"no-cache", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			twwidth.SetCacheCapacity(c.capacity)
+			defer twwidth.SetCacheCapacity(0)
+			n := 0
+			for b.Loop() {
+				for _, s := range cells {
+					n += twwidth.Width(s)
+				}
+			}
+			if n == 0 {
+				b.Fatal("no width")
+			}
+		})
 	}
 }
