@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/olekukonko/ll"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -59,58 +60,73 @@ func Write(w io.Writer, header []string, rows [][]string) (bool, error) {
 	}
 	// full cells carry alignment, padding and width, as Table's Current
 	// cells do; bare cells only data (and width), as its Previous and Next.
-	full := func(cells []string) map[int]tw.CellContext {
-		m := make(map[int]tw.CellContext, n)
-		for i, c := range cells {
-			m[i] = tw.CellContext{Data: c, Align: tw.AlignLeft, Padding: tw.PaddingDefault, Width: widths[i]}
-		}
-		return m
-	}
-	bare := func(cells []string, withWidth bool) map[int]tw.CellContext {
-		m := make(map[int]tw.CellContext, n)
+	// The renderer reads the maps during a call and keeps none, so a table
+	// fills six maps in place rather than making three per row: each holds
+	// n CellContexts of 180 bytes, and they were half of a disagg run's
+	// allocations.
+	fill := func(m map[int]tw.CellContext, cells []string, isFull, withWidth bool) map[int]tw.CellContext {
+		clear(m)
 		for i, c := range cells {
 			cc := tw.CellContext{Data: c}
-			if withWidth {
+			if isFull {
+				cc.Align, cc.Padding = tw.AlignLeft, tw.PaddingDefault
+			}
+			if isFull || withWidth {
 				cc.Width = widths[i]
 			}
 			m[i] = cc
 		}
 		return m
 	}
-	var buf bytes.Buffer
+	newMap := func() map[int]tw.CellContext { return make(map[int]tw.CellContext, n) }
+	// bare rows in a ring: at row i, slot(i-1) holds row i-1 (the header
+	// for row 0), slot(i) row i, and slot(i+1) is filled with row i+1.
+	ring := [3]map[int]tw.CellContext{newMap(), newMap(), newMap()}
+	slot := func(i int) map[int]tw.CellContext { return ring[(i+3)%3] }
+
+	// Into w itself when it is a buffer (a bytes.Buffer's writes cannot
+	// fail, so nothing is left half written), else into one of its own.
+	buf, ok := w.(*bytes.Buffer)
+	if !ok {
+		buf = new(bytes.Buffer)
+	}
+	buf.Grow(size(widths, n, len(rows)))
 	f := renderer.NewBlueprint()
-	f.Logger(QuietLogger())
-	if err := f.Start(&buf); err != nil {
+	f.Logger(quiet())
+	if err := f.Start(buf); err != nil {
 		return true, err
 	}
-	f.Line(tw.Formatting{Row: tw.RowContext{Widths: widths, Next: bare(header, false), Position: tw.Header, Location: tw.LocationFirst},
-		Level: tw.LevelHeader})
-	headerCells := full(header)
-	f.Header([][]string{header}, tw.Formatting{Row: tw.RowContext{Widths: widths, Current: headerCells, Next: bare(rows[0], true),
-		Position: tw.Header, Location: tw.LocationFirst}, Level: tw.LevelHeader, NormalizedWidths: widths})
-	f.Line(tw.Formatting{Row: tw.RowContext{Widths: widths, Current: headerCells, Next: full(rows[0]), Position: tw.Header,
+	f.Line(tw.Formatting{Row: tw.RowContext{Widths: widths, Next: fill(newMap(), header, false, false), Position: tw.Header,
+		Location: tw.LocationFirst}, Level: tw.LevelHeader})
+	headerCells := fill(newMap(), header, true, true)
+	f.Header([][]string{header}, tw.Formatting{Row: tw.RowContext{Widths: widths, Current: headerCells,
+		Next: fill(slot(0), rows[0], false, true), Position: tw.Header, Location: tw.LocationFirst}, Level: tw.LevelHeader,
+		NormalizedWidths: widths})
+	cur := fill(newMap(), rows[0], true, true)
+	f.Line(tw.Formatting{Row: tw.RowContext{Widths: widths, Current: headerCells, Next: cur, Position: tw.Header,
 		Location: tw.LocationMiddle}, Level: tw.LevelBody})
-	prev := bare(header, true)
-	var cur map[int]tw.CellContext
+	fill(slot(-1), header, false, true)
 	for i, r := range rows {
-		cur = full(r)
+		if i > 0 {
+			fill(cur, r, true, true)
+		}
 		var next map[int]tw.CellContext
 		loc := tw.LocationMiddle
 		if i+1 < len(rows) {
-			next = bare(rows[i+1], true)
+			next = fill(slot(i+1), rows[i+1], false, true)
 		} else {
 			loc = tw.LocationEnd
 		}
-		f.Row(r, tw.Formatting{Row: tw.RowContext{Widths: widths, Current: cur, Previous: prev, Next: next, Position: tw.Row,
-			Location: loc}, Level: tw.LevelBody, NormalizedWidths: widths})
-		if i+1 < len(rows) {
-			prev = bare(r, true)
-		}
+		f.Row(r, tw.Formatting{Row: tw.RowContext{Widths: widths, Current: cur, Previous: slot(i - 1), Next: next,
+			Position: tw.Row, Location: loc}, Level: tw.LevelBody, NormalizedWidths: widths})
 	}
-	f.Line(tw.Formatting{Row: tw.RowContext{Widths: widths, Current: cur, Previous: prev, Position: tw.Row, Location: tw.LocationEnd},
-		Level: tw.LevelFooter})
+	f.Line(tw.Formatting{Row: tw.RowContext{Widths: widths, Current: cur, Previous: slot(len(rows) - 2), Position: tw.Row,
+		Location: tw.LocationEnd}, Level: tw.LevelFooter})
 	if err := f.Close(); err != nil {
 		return true, err
+	}
+	if ok {
+		return true, nil
 	}
 	_, err := w.Write(buf.Bytes())
 	return true, err
@@ -147,4 +163,21 @@ func fits(header []string, rows [][]string) bool {
 // disabled: ll's Debugf formats its message (tablewriter passes width maps
 // and cell contexts) before a disabled logger drops it, and returns at once
 // when suspended. Table and its renderer log on every line they draw.
+// size bounds the bytes of a table of n columns of widths (padding
+// included) and rows rows: its lines (borders, header, separator and rows)
+// are each at most four bytes a column plus a border byte each side and
+// the newline (box drawing takes three bytes, a wide rune four for two
+// columns). Write grows its buffer once to it.
+func size(widths tw.Mapper[int, int], n, rows int) int {
+	line := 4*(n+1) + 1
+	for i := range n {
+		line += 4 * widths[i]
+	}
+	return line * (rows + 4)
+}
+
+// quiet is one suspended logger for every table: each of the renderer's
+// calls on it returns at the suspended flag, an atomic.
+var quiet = sync.OnceValue(QuietLogger)
+
 func QuietLogger() *ll.Logger { return ll.New("kvplan").Disable().Suspend() }
