@@ -150,8 +150,13 @@ func buildCommands(only string) []*cli.Command {
 
 // onlyCommand names the top-level command args run when it is their first
 // word (kvplan disagg ...), for newAppFor; "" when a run may need every
-// command: help, completion, a flag or an unknown word first.
+// command: help, completion, a flag or an unknown word first. `kvplan
+// --version` alone needs none: it gets a name no command has, so that every
+// command is a stub (building them all was half its run).
 func onlyCommand(args []string) string {
+	if len(args) == 2 && (args[1] == "--version" || args[1] == "-V") {
+		return args[1]
+	}
 	if len(args) < 2 || args[len(args)-1] == completionFlag {
 		return ""
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"regexp"
 	"runtime"
@@ -21,6 +23,12 @@ func TestVersion(t *testing.T) {
 		}
 		if !strings.HasPrefix(out, "kvplan ") || !strings.Contains(out, runtime.Version()) || !strings.Contains(out, "build tags:") {
 			t.Errorf("%s printed %q: want the version, the Go version and the build tags", flag, out)
+		}
+		// A run builds no command for it (onlyCommand); the app with every
+		// command prints the same.
+		var full bytes.Buffer
+		if err := newApp(&full, io.Discard).Run([]string{"kvplan", flag}); err != nil || full.String() != out {
+			t.Errorf("%s: the app with every command printed %q (%v), a run %q", flag, full.String(), err, out)
 		}
 	}
 }
