@@ -159,15 +159,13 @@ func fits(header []string, rows [][]string) bool {
 	return true
 }
 
-// QuietLogger is a tablewriter logger that is suspended, not only
-// disabled: ll's Debugf formats its message (tablewriter passes width maps
-// and cell contexts) before a disabled logger drops it, and returns at once
-// when suspended. Table and its renderer log on every line they draw.
-// size bounds the bytes of a table of n columns of widths (padding
-// included) and rows rows: its lines (borders, header, separator and rows)
-// are each at most four bytes a column plus a border byte each side and
-// the newline (box drawing takes three bytes, a wide rune four for two
-// columns). Write grows its buffer once to it.
+// size is what Write grows its buffer to, once: the bytes of a table of n
+// columns of widths (padding included) and the given number of rows, whose
+// lines (top and bottom borders, header, separator, rows) take at most
+// four bytes a column, a border character (three bytes) and its padding
+// each side, and the newline. Box drawing takes three bytes a column, a
+// wide rune four for two; only combining marks take more, and then the
+// buffer grows as it would have anyway.
 func size(widths tw.Mapper[int, int], n, rows int) int {
 	line := 4*(n+1) + 1
 	for i := range n {
@@ -180,4 +178,8 @@ func size(widths tw.Mapper[int, int], n, rows int) int {
 // calls on it returns at the suspended flag, an atomic.
 var quiet = sync.OnceValue(QuietLogger)
 
+// QuietLogger is a tablewriter logger that is suspended, not only
+// disabled: ll's Debugf formats its message (tablewriter passes width maps
+// and cell contexts) before a disabled logger drops it, and returns at once
+// when suspended. Table and its renderer log on every line they draw.
 func QuietLogger() *ll.Logger { return ll.New("kvplan").Disable().Suspend() }

@@ -2,7 +2,9 @@ package plaintable
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,6 +113,24 @@ func compareDirect(t *testing.T, header []string, rows [][]string) {
 	}
 	if want := tableRender(t, header, rows); b.String() != want {
 		t.Errorf("%q %q: direct\n%s\nTable\n%s", header, rows, b.String(), want)
+	}
+	// Into a writer that is not a buffer, through Write's own buffer.
+	var other bytes.Buffer
+	if ok, err := Write(struct{ io.Writer }{&other}, header, rows); !ok || err != nil || other.String() != b.String() {
+		t.Errorf("%q %q: through a plain writer (ok %v, err %v)\n%s\ninto a buffer\n%s", header, rows, ok, err, other.String(), b.String())
+	}
+	// size holds the table unless a cell has a combining mark (a rune of
+	// no width), so that Write grows its buffer once.
+	if !strings.ContainsRune(strings.Join(append(append([]string{}, header...), slices.Concat(rows...)...), ""), '\u0301') {
+		widths := tw.NewMapper[int, int]()
+		for _, r := range append([][]string{header}, rows...) {
+			for i, c := range r {
+				widths[i] = max(widths[i], twwidth.Width(c)+2)
+			}
+		}
+		if n := size(widths, len(header), len(rows)); b.Len() > n {
+			t.Errorf("%q %q: %d bytes drawn, size says at most %d", header, rows, b.Len(), n)
+		}
 	}
 }
 
