@@ -40,7 +40,8 @@ var startupCommands = []struct {
 // page cache holds each file in other pages). Copies made as cp makes them
 // vary less (2.35–2.37 ms over three), and hello world's copies speed up
 // about as much as kvplan's, so the ratio is the same: a commit measured
-// 2.55–2.63× from the files go build wrote and 2.49–2.58× from copies.
+// 2.55–2.76× from the files go build wrote (five runs) and 2.49–2.58×
+// from copies (two).
 // One file per binary made the ratio a draw from the spread, 2.42–2.76×
 // for one commit over six invocations; the median over copies is not.
 const startupInstances = 4
