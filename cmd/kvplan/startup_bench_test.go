@@ -38,12 +38,12 @@ var startupCommands = []struct {
 // from different files: three builds of one commit, byte for byte the
 // same, took 2.37, 2.42 and 2.62 ms for disagg in one interleaved run (the
 // page cache holds each file in other pages). Copies made as cp makes them
-// vary less (2.35–2.37 ms over three), and hello world's copies speed up
-// about as much as kvplan's, so the ratio is the same: a commit measured
-// 2.55–2.76× from the files go build wrote (five runs) and 2.49–2.58×
-// from copies (two).
-// One file per binary made the ratio a draw from the spread, 2.42–2.76×
-// for one commit over six invocations; the median over copies is not.
+// vary less (2.35–2.37 ms over three), and run faster, hello world's too,
+// so the ratio moves less than the times: one commit measured 2.55–2.76×
+// from the files go build wrote (five runs) and 2.49–2.58× from copies
+// (two). One file per binary made the ratio a draw from the spread,
+// 2.42–2.76× for one commit over six invocations; the median over copies
+// is not.
 const startupInstances = 4
 
 // floorRuns are the floors timed against hello world the same way
