@@ -374,9 +374,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 			if !(pl.GPUMemoryUtilization > 0 && pl.GPUMemoryUtilization <= 1) {
 				c.add(f("gpu_memory_utilization"), "%g is out of range: want a fraction in (0, 1], e.g. 0.9", pl.GPUMemoryUtilization)
 			}
-		} else {
-			pl.GPUMemoryUtilization = DefaultGPUMemoryUtilization
-		}
+		} // absent: 0, the engine's default for the version in use (the planner's memory model applies it)
 		c.nonNegative(f("max_model_len"), pl.MaxModelLen)
 		c.atMost(f("max_model_len"), pl.MaxModelLen, 0, MaxTokens, "tokens")
 		if c.has(f("memory_limit")) || pl.MemoryLimit != "" {

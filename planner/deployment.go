@@ -59,7 +59,13 @@ type Deployment struct {
 	KV            *KVPlan // one request's prompt, at model.tp
 	// RequestKVBytes is the KV of a whole request (prompt and output), all ranks, at model.tp.
 	RequestKVBytes int64
-	Pools          []*PoolPlan
+	// ModelKVBytesPerToken and ModelKVBytesPerRequest are the model's own
+	// KV of one token and of one request (input + output) at the KV dtype,
+	// one copy: FACTS §2's published figures (an MLA latent once, not once
+	// per rank that replicates it).
+	ModelKVBytesPerToken   int64
+	ModelKVBytesPerRequest int64
+	Pools                  []*PoolPlan
 
 	Disagg    *DisaggPlan // nil unless the plan has prefill and decode pools
 	PrefillMS float64     // of one request on the pool that prefills
@@ -69,7 +75,15 @@ type Deployment struct {
 	Routing RoutingFigures
 
 	GPUs       int     // GPUs of the whole deployment
-	USDPerHour float64 // on-demand cost of those GPUs
+	USDPerHour float64 // on-demand cost of those GPUs (0 when a GPU's price is unknown: PriceKnown)
+	PriceKnown bool    // every GPU of the deployment has an on-demand price in the catalog
+
+	// AtLoad is the deployment at workload.request_rate, computed by the
+	// capacity search's own function (kvplan plan's figures for the same
+	// pools); nil without a rate, or when the pools are not one aggregated
+	// pool or one prefill and one decode pool, or no engine model prices
+	// them.
+	AtLoad *LoadResult
 
 	Derivation Derivation
 
@@ -114,9 +128,15 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 	if dep.RequestKVBytes, err = units.Product(dep.KV.kv.RequestBytes(max(1, w.InputTokens)+w.OutputTokens), int64(dep.KV.TP)); err != nil {
 		return nil, at("workload.input_tokens", fmt.Errorf("KV of one request on all %d ranks: %w", dep.KV.TP, err))
 	}
+	one, err := PlanKV(KVScenario{Model: dep.Model, KVDtype: p.Model.KVDtype, TP: 1, Tokens: max(1, w.InputTokens) + w.OutputTokens})
+	if err != nil {
+		return nil, at("model.kv_dtype", err)
+	}
+	dep.ModelKVBytesPerToken, dep.ModelKVBytesPerRequest = one.KVBytesPerToken, one.KVBytes
 	if err := dep.resolveLink(cat, at); err != nil {
 		return nil, err
 	}
+	priced := true
 	for _, name := range p.PoolNames() {
 		pp, err := dep.planPool(cat, name, at)
 		if err != nil {
@@ -125,7 +145,9 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		dep.Pools = append(dep.Pools, pp)
 		dep.GPUs += pp.GPUs
 		dep.USDPerHour += float64(pp.GPUs) * pp.GPU.USDPerHour
+		priced = priced && (pp.GPUs == 0 || priceKnown(pp.GPU))
 	}
+	dep.PriceKnown = priced
 	d := &dep.Derivation
 	d.Add("gpus", float64(dep.GPUs), "GPUs", "Σ pools workers × pool tp (a pool that shares another's GPU adds none)", "%s", dep.gpuTerms())
 	d.Add("usd_per_hour", dep.USDPerHour, "$/h", "Σ pools GPUs × on-demand $/hour of the GPU", "%.2f", dep.USDPerHour)
@@ -256,10 +278,7 @@ func (dep *Deployment) memoryScenario(pp *PoolPlan) MemoryScenario {
 	if pp.StagesKVInHost {
 		buffer = planfile.BufferCPU
 	}
-	util := pl.GPUMemoryUtilization
-	if util == 0 {
-		util = planfile.DefaultGPUMemoryUtilization
-	}
+	util := pl.GPUMemoryUtilization // 0: the engine's default for dep.EngineVersion (PlanMemory)
 	block := p.Router.BlockSize
 	if block == 0 {
 		block = dep.Engine.DefaultBlockSize

@@ -141,43 +141,13 @@ func runCheck(c *cli.Context) error {
 	return nil
 }
 
-// keyFigures are the figures a reviewer reads next to the findings.
+// keyFigures are the figures a reviewer reads next to the findings: the
+// planner's, under kvplan plan's names (planner.Deployment.KeyFigures).
 func keyFigures(dep *planner.Deployment) []report.CheckFigure {
-	f := []report.CheckFigure{
-		{Name: "kv_bytes_per_token", Value: float64(dep.KV.KVBytesPerToken * int64(dep.KV.TP)), Unit: "B"},
-		{Name: "kv_bytes_per_request", Value: float64(dep.KV.KVBytesAllRanks), Unit: "B"},
+	kf := dep.KeyFigures()
+	out := make([]report.CheckFigure, len(kf))
+	for i, f := range kf {
+		out[i] = report.CheckFigure{Name: f.Name, Value: f.Value, Unit: f.Unit, Unknown: f.Unknown}
 	}
-	if d := dep.Disagg; d != nil {
-		f = append(f,
-			report.CheckFigure{Name: "transfer_ms", Value: d.TransferMS, Unit: "ms"},
-			report.CheckFigure{Name: "bytes_per_path", Value: float64(d.BytesPerPath), Unit: "B"},
-			report.CheckFigure{Name: "transfers_in_flight", Value: d.TransfersInFlight, Unit: "transfers"},
-			report.CheckFigure{Name: "transfer_ms_shared", Value: d.TransferMSShared, Unit: "ms"},
-			report.CheckFigure{Name: "ttft_agg_ms", Value: d.TTFTAggMS, Unit: "ms"},
-			report.CheckFigure{Name: "ttft_disagg_ms", Value: d.TTFTDisaggMS, Unit: "ms"},
-		)
-	}
-	f = append(f,
-		report.CheckFigure{Name: "prefill_ms", Value: dep.PrefillMS, Unit: "ms"},
-		report.CheckFigure{Name: "predicted_ttft_ms", Value: dep.TTFTMS, Unit: "ms"},
-		report.CheckFigure{Name: "predicted_itl_ms", Value: dep.ITLMS, Unit: "ms"},
-	)
-	for _, pp := range dep.Pools {
-		f = append(f,
-			report.CheckFigure{Name: pp.Name + ".kv_slots_tokens", Value: float64(pp.Memory.KVSlotsTokens), Unit: "tokens"},
-			report.CheckFigure{Name: pp.Name + ".kv_tokens_in_flight", Value: float64(pp.InFlight.TokensNeeded), Unit: "tokens"},
-			report.CheckFigure{Name: pp.Name + ".host_required_bytes", Value: float64(pp.Memory.HostRequiredBytes), Unit: "B"},
-		)
-	}
-	if dep.Routing.WorkingSetTokens > 0 {
-		f = append(f,
-			report.CheckFigure{Name: "working_set_tokens", Value: float64(dep.Routing.WorkingSetTokens), Unit: "tokens"},
-			report.CheckFigure{Name: "prefix_capacity_tokens", Value: float64(dep.Routing.CapacityTokens), Unit: "tokens"},
-		)
-	}
-	f = append(f,
-		report.CheckFigure{Name: "gpus", Value: float64(dep.GPUs), Unit: "GPUs"},
-		report.CheckFigure{Name: "usd_per_hour", Value: dep.USDPerHour, Unit: "$/h"},
-	)
-	return f
+	return out
 }

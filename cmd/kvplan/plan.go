@@ -420,12 +420,7 @@ func candidateSection(cols []column) report.Section {
 	return report.Section{Title: "Candidates", Header: header, Rows: rows}
 }
 
-func usd(v *float64) string {
-	if v == nil {
-		return "unknown"
-	}
-	return units.USD(*v)
-}
+func usd(v *float64) string { return units.USDOrUnknown(v) }
 
 // centsOf rounds every dollar figure of res to cents, as every format
 // prints money (units.Cents).

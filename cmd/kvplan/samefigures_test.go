@@ -81,7 +81,7 @@ var samePlanCases = []struct {
 	mode string
 }{
 	{"aggregated llama-3.1-70b", []string{"--model", "llama-3.1-70b", "--isl", "4000", "--osl", "512", "--rate", "20",
-		"--ttft-p95", "1000ms", "--itl-p95", "50ms", "--gpu", "h100-sxm", "--link", "ib-ndr"}, "aggregated"},
+		"--ttft-p95", "1000ms", "--itl-p95", "50ms", "--gpu", "h100-sxm"}, "aggregated"},
 	{"disaggregated deepseek-v3 fp8 KV", []string{"--model", "deepseek-v3", "--kv-cache-dtype", "fp8", "--isl", "8000", "--osl", "1000",
 		"--rate", "1.5", "--ttft-p95", "2s", "--itl-p95", "50ms", "--gpu", "h200", "--link", "ib-ndr"}, "disaggregated"},
 }
@@ -102,6 +102,9 @@ func TestCheckReproducesPlan(t *testing.T) {
 			for _, name := range []string{"ttft_p95_ms", "itl_p95_ms", "tpot_mean_ms", "transfer_ms", "requests_per_s_capacity", "usd_per_hour", "gpus"} {
 				want := num(t, best, name)
 				got, ok := figs[name]
+				if !ok && want == 0 && name == "transfer_ms" {
+					continue // aggregated: nothing crosses a link, and check prints no transfer
+				}
 				if !ok {
 					t.Errorf("check's figures lack %s (plan's best: %g)", name, want)
 					continue
