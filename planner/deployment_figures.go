@@ -116,4 +116,4 @@ func (dep *Deployment) KeyFigures() []KeyFigure {
 }
 
 // priceKnown reports whether g has an on-demand price in the catalog.
-func priceKnown(g *catalog.GPU) bool { return g != nil && g.USDPerHour > 0 }
+func priceKnown(g *catalog.GPU) bool { return g.OnDemandUSD() != nil }

@@ -68,7 +68,7 @@ type DisaggPlan struct {
 	LinkRatePer          string        `json:"link_rate_per"`
 	ParallelPaths        int           `json:"parallel_paths"`
 	BytesPerPath         int64         `json:"bytes_per_path"`
-	TransferMS           float64       `json:"transfer_ms"`
+	TransferMS           float64       `json:"transfer_alone_ms"` // one transfer with the path to itself (plan's transfer_ms is the mean at a rate)
 	TransferMSShared     float64       `json:"transfer_ms_shared"`
 	Concurrency          int           `json:"concurrency"`
 	InFlightSource       string        `json:"in_flight_source"`
@@ -197,7 +197,7 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 		return nil, err
 	}
 	p.EffectiveBytesPerS, p.LinkLatencyMS, p.LinkShared = alone.EffectiveBytesPerS, alone.LatencyMS, alone.Shared
-	p.TransferMS = d.Add("transfer_ms", alone.IsolatedMS, "ms", "latency + bytes_per_path / effective throughput",
+	p.TransferMS = d.Add("transfer_alone_ms", alone.IsolatedMS, "ms", "latency + bytes_per_path / effective throughput",
 		"%g ms + %d B / %.0f B/s", alone.LatencyMS, alone.Bytes, alone.EffectiveBytesPerS)
 	d.Note(sc.Link.Source)
 

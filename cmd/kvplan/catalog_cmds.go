@@ -178,7 +178,7 @@ func showLink(cat *catalog.Catalog, name string) (*report.Doc, error) {
 func listGPUs(cat *catalog.Catalog) *report.Doc {
 	var rows [][]string
 	for _, g := range cat.GPUs {
-		rows = append(rows, []string{g.Name, units.Bytes(g.MemoryBytes), fmt.Sprintf("%g", g.BF16TFLOPS), units.Rate(g.MemoryBandwidthBytes), fmt.Sprintf("%.2f", g.USDPerHour), g.Description})
+		rows = append(rows, []string{g.Name, units.Bytes(g.MemoryBytes), fmt.Sprintf("%g", g.BF16TFLOPS), units.Rate(g.MemoryBandwidthBytes), units.USDOrUnknown(g.OnDemandUSD()), g.Description})
 	}
 	return &report.Doc{
 		Title:    fmt.Sprintf("%d GPUs", len(rows)),
@@ -199,8 +199,16 @@ func showGPU(cat *catalog.Catalog, name string) (*report.Doc, error) {
 		{"dense fp8 / fp4 / int8", fmt.Sprintf("%g / %g TFLOP/s, %g TOP/s (0 = no such tensor path)", g.FP8TFLOPS, g.FP4TFLOPS, g.INT8TOPS)},
 		{"memory bandwidth", units.Rate(g.MemoryBandwidthBytes)},
 		{"interconnect", fmt.Sprintf("%s, %s per GPU one way", g.Interconnect, units.Rate(g.InterconnectBandwidthBytes))},
-		{"on-demand price", fmt.Sprintf("$%.2f/hour (spot $%.2f; 0 = unknown): %s", g.USDPerHour, g.USDPerHourSpot, g.PriceSource)},
+		{"on-demand price", fmt.Sprintf("%s (spot %s): %s", perHour(g.OnDemandUSD()), perHour(g.SpotUSD()), g.PriceSource)},
 		{"source", g.Source}, {"defined in", fmt.Sprintf("%s:%d", g.File, g.Line)},
 	}
 	return &report.Doc{Title: g.Name, Sections: []report.Section{{Header: []string{"field", "value"}, Rows: rows}}, JSON: g}, nil
+}
+
+// perHour prints a price per GPU-hour, or "unknown".
+func perHour(usd *float64) string {
+	if usd == nil {
+		return units.Unknown
+	}
+	return units.USD(*usd) + "/hour"
 }
