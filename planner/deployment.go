@@ -347,6 +347,15 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 		if link == nil {
 			return at("link", fmt.Errorf("a disaggregated plan needs a [link]: name = \"1gbe\" (kvplan links list), or throughput and latency"))
 		}
+		for _, pp := range []*PoolPlan{pre, dec} {
+			if pp.TPError != "" {
+				// The engine refuses the pool's tp: no latency to predict. The
+				// tp-not-divisible rule reports it at the tp key, not an error
+				// at the [workload] line.
+				d.Add("predicted_ttft_ms", 0, "ms", "unknown: pool "+pp.Name+"'s tp cannot be served", "%s", pp.TPError)
+				return nil
+			}
+		}
 		sc := DisaggScenario{
 			Model: dep.Model, KVDtype: p.Model.KVDtype, TP: pre.TP, DecodeTP: dec.TP,
 			InputTokens: max(1, p.Workload.InputTokens), OutputTokens: p.Workload.OutputTokens,
