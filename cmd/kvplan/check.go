@@ -39,8 +39,10 @@ func checkCommand() *cli.Command {
    kvplan check deploy/disagg.yaml --gpu h100-sxm --link ib-ndr --input-tokens 3000 --concurrency 16
    helm template my-release vllm/vllm-stack -f values.yaml | kvplan check - --gpu l40s`,
 		Description: `Reads the plan (see examples/ and the README), or a manifest (.yaml, .yml,
-.json or - for stdin: DynamoGraphDeployment, llm-d, KServe LLMInferenceService,
-production-stack values, a Deployment running vllm serve), computes every
+.json: DynamoGraphDeployment, llm-d, KServe LLMInferenceService,
+production-stack values, a Deployment running vllm serve); - reads either from
+stdin, told apart by its content (a TOML plan starts with a [table] or a
+key = value line). It computes every
 figure (KV sizes, transfers, memory per pool, routing capacity, TTFT, cost) and
 evaluates the default rule pack plus --rules packs. Each finding says why,
 with the figures, and what to change, at the plan file's line or the

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// kvplanIn runs kvplan with stdin.
+func kvplanIn(t *testing.T, stdin []byte, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := runIn(append([]string{"kvplan"}, args...), bytes.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// TestCheckStdinByContent: check - reads a TOML plan or a YAML manifest
+// from stdin, told apart by content, and reports what the same file does.
+func TestCheckStdinByContent(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		args       []string
+	}{
+		{"plan", "../../examples/disagg-1gbe-no-events.toml", nil},
+		{"manifest", "../../testdata/manifests/dynamo/vllm_disagg_router.yaml", []string{"--gpu", "h100-sxm"}},
+	} {
+		data, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromFile, _, codeFile := kvplan(t, append([]string{"check", tc.file, "-o", "json"}, tc.args...)...)
+		fromStdin, errs, codeStdin := kvplanIn(t, data, append([]string{"check", "-", "-o", "json"}, tc.args...)...)
+		if codeStdin != codeFile || codeStdin == ExitUsage {
+			t.Fatalf("%s: stdin exit %d (%s), file exit %d", tc.name, codeStdin, errs, codeFile)
+		}
+		// The same report but for the file's name.
+		fromStdin = strings.ReplaceAll(fromStdin, `\u003cstdin\u003e`, "<stdin>") // JSON escapes < and >
+		if strings.ReplaceAll(fromFile, tc.file, "<stdin>") != fromStdin {
+			t.Errorf("%s: stdin's report differs from the file's beyond its name:\n%s\n---\n%s", tc.name, fromStdin, fromFile)
+		}
+	}
+}
+
+// TestCheckTPErrorAtKey: model.tp = 3 in a disaggregated plan is the
+// tp-not-divisible finding at model.tp's line (3), not an error at
+// [workload]'s.
+func TestCheckTPErrorAtKey(t *testing.T) {
+	plan := []byte("[model]\nname = \"llama-3.1-70b\"\ntp = 3\n\n[workload]\ninput_tokens = 4000\noutput_tokens = 512\nrequest_rate = 2\n\n" +
+		"[pools.prefill]\nrole = \"prefill\"\ngpu = \"h100-sxm\"\n\n[pools.decode]\nrole = \"decode\"\ngpu = \"h100-sxm\"\n\n[link]\nname = \"ib-ndr\"\n")
+	out, errs, code := kvplanIn(t, plan, "check", "-", "-o", "github")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want 1: %s%s", code, errs, out)
+	}
+	if !strings.Contains(out, "file=<stdin>,line=3,title=tp-not-divisible") {
+		t.Errorf("want tp-not-divisible at line 3:\n%s", out)
+	}
+	if strings.Contains(out, "predicted_itl") || strings.Contains(out, "line=5") {
+		t.Errorf("a figure or finding at [workload]:\n%s", out)
+	}
+}
