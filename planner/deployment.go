@@ -74,6 +74,13 @@ type Deployment struct {
 
 	Routing RoutingFigures
 
+	// The GPUs the link must join when disaggregated: every prefill and
+	// decode worker (a decode worker pulls from whichever prefill worker
+	// served the request), against the GPUs one NVLink domain of their GPU
+	// joins (the smallest of the pools'; 0 = a GPU without NVLink).
+	PDGPUs           int
+	NVLinkDomainGPUs int
+
 	GPUs       int     // GPUs of the whole deployment
 	USDPerHour float64 // on-demand cost of those GPUs (0 when a GPU's price is unknown: PriceKnown)
 	PriceKnown bool    // every GPU of the deployment has an on-demand price in the catalog
@@ -161,6 +168,7 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		}
 	}
 	dep.planPrefillCapacity()
+	dep.planReach()
 	return dep, nil
 }
 
@@ -465,4 +473,24 @@ func (dep *Deployment) planRouting() {
 	d.Add("capacity_tokens", float64(r.CapacityTokens), "tokens",
 		"slots of one worker of the holder pool (round-robin/random: every worker holds every prefix), or of the whole pool (kv router)",
 		"pool %s: %d workers × %d slots, router %s", r.HolderPool, r.HolderWorkers, r.SlotsPerWorkerTokens, p.Router.Mode)
+}
+
+// planReach counts the GPUs of the prefill and decode pools, which one
+// link must join, and the GPUs one NVLink domain of theirs holds.
+func (dep *Deployment) planReach() {
+	first := true
+	for _, pp := range dep.Pools {
+		if pp.Role != planfile.RolePrefill && pp.Role != planfile.RoleDecode {
+			continue
+		}
+		dep.PDGPUs += pp.GPUs
+		if first || pp.GPU.NVLinkDomainGPUs < dep.NVLinkDomainGPUs {
+			dep.NVLinkDomainGPUs = pp.GPU.NVLinkDomainGPUs
+		}
+		first = false
+	}
+	if dep.PDGPUs > 0 {
+		dep.Derivation.Add("pd_gpus", float64(dep.PDGPUs), "GPUs", "Σ prefill and decode pools workers × tp: every GPU the link joins (any decode worker pulls from any prefill worker)", "%d", dep.PDGPUs)
+		dep.Derivation.Add("nvlink_domain_gpus", float64(dep.NVLinkDomainGPUs), "GPUs", "GPUs one NVLink domain of the pools' GPU joins (the catalog's nvlink_domain_gpus; 0 = no NVLink)", "%d", dep.NVLinkDomainGPUs)
+	}
 }

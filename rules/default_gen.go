@@ -547,6 +547,32 @@ func defaultPackParsed() *Pack {
 					col:  8,
 				},
 			},
+			{
+				ID:       "nvlink-beyond-its-domain",
+				Severity: "deny",
+				When:     "disagg.disaggregated && link.scope == 'nvlink' && disagg.pd_gpus > disagg.nvlink_domain_gpus",
+				Message:  "${disagg.nvlink_domain_gpus == 0 ? 'link ' + link.name + ' is NVLink, but the GPU of the prefill and decode pools has no NVLink between GPUs' : 'link ' + link.name + ' is NVLink, which joins the GPUs of one NVLink domain only (' + string(disagg.nvlink_domain_gpus) + ' GPUs of this type), but the prefill and decode pools span ' + string(disagg.pd_gpus) + ' GPUs'}: KV between workers outside one domain cannot take it, and the transfer time assumed for it does not hold",
+				Why:      "NVLink and NVSwitch join the GPUs of one baseboard (8 on an HGX/DGX node) or one NVL72-class rack (72 GB200/GB300 GPUs); between nodes KV crosses the network (RDMA rails or Ethernet, FACTS §3 Links, §7 Rails). In a disaggregated deployment any decode worker pulls the KV of any prefill worker, so every GPU of both pools must sit in one domain for NVLink to carry it.",
+				Fix:      "use the network link the nodes have (ib-ndr, roce-200g, 100gbe), or shrink the prefill and decode pools to one NVLink domain (at most ${disagg.nvlink_domain_gpus} GPUs), or use an NVL72-class GPU (gb200, gb300)",
+				Fields:   []string{"link.name", "pools.*.workers"},
+				File:     "default.toml",
+				Line:     203,
+				whenPos: exprPos{
+					line: 206,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 203,
+				},
+				messagePos: exprPos{
+					line: 207,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 209,
+					col:  8,
+				},
+			},
 		},
 	}
 }
@@ -596,6 +622,8 @@ func precompiledProgram(id string) (when, denyWhen *vm.Program) {
 		return vm.NewProgram(file.NewSource("pool.request_rate > 0 && (pool.capacity_computed ? pool.capacity_exceeded : pool.prefill_capacity_tokens_per_s > 0 && pool.prefill_demand_tokens_per_s > pool.prefill_capacity_tokens_per_s)"), nil, program18WhenLocations, 0, program18WhenConstants, program18WhenBytecode, program18WhenArguments, nil, nil, nil), nil
 	case "link-saturated":
 		return vm.NewProgram(file.NewSource("disagg.disaggregated && disagg.in_flight_source == 'request_rate' && disagg.link_utilization >= 1"), nil, program19WhenLocations, 0, program19WhenConstants, program19WhenBytecode, program19WhenArguments, nil, nil, nil), nil
+	case "nvlink-beyond-its-domain":
+		return vm.NewProgram(file.NewSource("disagg.disaggregated && link.scope == 'nvlink' && disagg.pd_gpus > disagg.nvlink_domain_gpus"), nil, program20WhenLocations, 0, program20WhenConstants, program20WhenBytecode, program20WhenArguments, nil, nil, nil), nil
 	}
 	return nil, nil
 }
@@ -702,6 +730,11 @@ var program19WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23
 var program19WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{8, 4}, Path: []string{"disagg", "in_flight_source"}}, "request_rate", &runtime.Field{Index: []int{8, 5}, Path: []string{"disagg", "link_utilization"}}, 1}
 var program19WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 1, 34, 61}
 var program19WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3}
+
+var program20WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 28}, {From: 38, To: 46}, {From: 35, To: 37}, {From: 47, To: 49}, {From: 47, To: 49}, {From: 50, To: 56}, {From: 67, To: 73}, {From: 65, To: 66}, {From: 0, To: 0}}
+var program20WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{3, 4}, Path: []string{"link", "scope"}}, "nvlink", &runtime.Field{Index: []int{8, 22}, Path: []string{"disagg", "pd_gpus"}}, &runtime.Field{Index: []int{8, 23}, Path: []string{"disagg", "nvlink_domain_gpus"}}}
+var program20WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 7, 32, 61}
+var program20WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3}
 
 // driverTableParsed returns data/cuda_drivers.toml as parseDriverTable
 // reads it, sorted by branch, written out as Go values.

@@ -67,6 +67,7 @@ type LinkEnv struct {
 	ThroughputBytesPerS float64 `expr:"throughput_bytes_per_s" unit:"B/s" desc:"effective throughput of one transfer alone (FACTS §3)"`
 	LatencyMS           float64 `expr:"latency_ms" unit:"ms" desc:"per-transfer latency"`
 	RatePer             string  `expr:"rate_per" unit:"" desc:"gpu: the rate is per GPU rail (each tensor-parallel rank sends its shard on its own rail); node: one path per host, shared by every rank"`
+	Scope               string  `expr:"scope" unit:"" desc:"nvlink: NVLink or NVSwitch, which joins GPUs inside one NVLink domain only (a node's baseboard, an NVL72 rack); \"\": a network"`
 }
 
 // RouterEnv is the frontend's routing.
@@ -127,6 +128,9 @@ type DisaggEnv struct {
 	AggCarriesAtLoad        bool    `expr:"agg_carries_at_load" unit:"" desc:"the same GPUs aggregated have a steady state at the load"`
 	DisaggCarriesAtLoad     bool    `expr:"disagg_carries_at_load" unit:"" desc:"the split has a steady state at the load"`
 	TransferExceedsGainLoad bool    `expr:"transfer_exceeds_gain_at_load" unit:"" desc:"the transfer costs at least the decode time the split frees at the load"`
+
+	PDGPUs           int `expr:"pd_gpus" unit:"GPUs" desc:"GPUs of the prefill and decode pools: every GPU the link joins (any decode worker pulls from any prefill worker)"`
+	NVLinkDomainGPUs int `expr:"nvlink_domain_gpus" unit:"GPUs" desc:"GPUs one NVLink domain of the pools' GPU joins (8 on an HGX board, 72 in an NVL72 rack); 0 = the GPU has no NVLink"`
 }
 
 // RoutingEnv holds the prefix working set and the slots that hold it

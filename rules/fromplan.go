@@ -33,6 +33,7 @@ func FromDeployment(dep *planner.Deployment) *Env {
 		e.Link.ThroughputBytesPerS = dep.Link.EffectiveBytesPerS
 		e.Link.LatencyMS = dep.Link.LatencyMS
 		e.Link.RatePer = dep.Link.RatePer
+		e.Link.Scope = dep.Link.Scope
 	}
 	if d := dep.Disagg; d != nil {
 		e.Disagg.ConcurrentTransfers = d.Concurrency
@@ -53,6 +54,7 @@ func FromDeployment(dep *planner.Deployment) *Env {
 		}
 		e.Disagg.SameGPU = e.Disagg.SameGPU || d.SameGPU
 	}
+	e.Disagg.PDGPUs, e.Disagg.NVLinkDomainGPUs = dep.PDGPUs, dep.NVLinkDomainGPUs
 	e.Disagg.PrefillMS = dep.PrefillMS
 	if e.Disagg.TTFTAggMS == 0 {
 		e.Disagg.TTFTAggMS = dep.TTFTMS

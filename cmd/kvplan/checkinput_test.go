@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -57,5 +58,35 @@ func TestCheckTPErrorAtKey(t *testing.T) {
 	}
 	if strings.Contains(out, "predicted_itl") || strings.Contains(out, "line=5") {
 		t.Errorf("a figure or finding at [workload]:\n%s", out)
+	}
+}
+
+// TestNVLinkTopology: NVLink 4 between two separate 8-GPU tp8 workers on
+// H100 (each its own HGX board) is the nvlink-beyond-its-domain finding;
+// tp4 + tp4 inside one board is not, nor two tp8 workers in a GB200 NVL72
+// rack over NVLink 5.
+func TestNVLinkTopology(t *testing.T) {
+	plan := func(gpu, link string, tp int) []byte {
+		return []byte(fmt.Sprintf("[model]\nname = \"llama-3.1-70b\"\ntp = %d\n\n[workload]\ninput_tokens = 4000\noutput_tokens = 512\nconcurrency = 4\n\n"+
+			"[pools.prefill]\nrole = \"prefill\"\ngpu = %q\n\n[pools.decode]\nrole = \"decode\"\ngpu = %q\n\n[link]\nname = %q\n", tp, gpu, gpu, link))
+	}
+	for _, tc := range []struct {
+		gpu, link string
+		tp        int
+		fires     bool
+	}{
+		{"h100-sxm", "nvlink4", 8, true},
+		{"h100-sxm", "nvlink4", 4, false},
+		{"h100-sxm", "ib-ndr", 8, false},
+		{"gb200", "nvlink5", 8, false},
+		{"l40s", "nvlink4", 1, true}, // no NVLink at all
+	} {
+		out, errs, _ := kvplanIn(t, plan(tc.gpu, tc.link, tc.tp), "check", "-", "-o", "github")
+		if errs != "" {
+			t.Fatalf("%+v: %s", tc, errs)
+		}
+		if got := strings.Contains(out, "title=nvlink-beyond-its-domain"); got != tc.fires {
+			t.Errorf("%s tp%d over %s: fires %v, want %v:\n%s", tc.gpu, tc.tp, tc.link, got, tc.fires, out)
+		}
 	}
 }
