@@ -432,7 +432,9 @@ func centsOf(res *capacity.Result) {
 			}
 		}
 		for i := range c.Pools {
-			c.Pools[i].USDPerGPUHour = units.Cents(c.Pools[i].USDPerGPUHour)
+			if v := c.Pools[i].USDPerGPUHour; v != nil {
+				*v = units.Cents(*v)
+			}
 		}
 	}
 }

@@ -29,7 +29,8 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 			p.BatchCap, p.Batch, p.PrefillUtilization = ld.BatchCap, finite(ld.Batch), finite(ld.PrefillUtil)
 		}
 		if r.priceOK {
-			p.USDPerGPUHour = r.usd
+			usdGPU := r.usd
+			p.USDPerGPUHour = &usdGPU
 			usd += r.usd * float64(p.Workers*r.tp)
 		} else {
 			known = false

@@ -45,11 +45,11 @@ type Pool struct {
 	// GPUMemoryUtilization is the memory fraction the slots are sized at:
 	// the engine's default for its version (kvplan memory's), as the plan
 	// file writes it.
-	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
-	BatchCap             int     `json:"batch_cap"`           // sequences a worker runs at once (max_num_seqs or KV slots)
-	Batch                float64 `json:"batch"`               // mean decoding sequences per worker at the rate
-	PrefillUtilization   float64 `json:"prefill_utilization"` // GPU time prefill takes, per worker
-	USDPerGPUHour        float64 `json:"usd_per_gpu_hour"`    // 0 with an unknown price
+	GPUMemoryUtilization float64  `json:"gpu_memory_utilization"`
+	BatchCap             int      `json:"batch_cap"`           // sequences a worker runs at once (max_num_seqs or KV slots)
+	Batch                float64  `json:"batch"`               // mean decoding sequences per worker at the rate
+	PrefillUtilization   float64  `json:"prefill_utilization"` // GPU time prefill takes, per worker
+	USDPerGPUHour        *float64 `json:"usd_per_gpu_hour"`    // null with an unknown price
 
 	smallerBudget bool // max_num_batched_tokens lowered below the engine's default
 }
