@@ -378,7 +378,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 		c.nonNegative(f("max_model_len"), pl.MaxModelLen)
 		c.atMost(f("max_model_len"), pl.MaxModelLen, 0, MaxTokens, "tokens")
 		if c.has(f("memory_limit")) || pl.MemoryLimit != "" {
-			b, err := units.ParseQuantity(pl.MemoryLimit)
+			b, err := units.ParseMemory(pl.MemoryLimit)
 			switch {
 			case err != nil:
 				c.add(f("memory_limit"), "%v", err)
@@ -397,7 +397,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 		c.nonNegative(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens)
 		c.atMost(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens, 0, MaxTokens, "tokens")
 		if c.has(f("cpu_offload_cache")) || pl.CPUOffloadCache != "" {
-			b, err := units.ParseQuantity(pl.CPUOffloadCache)
+			b, err := units.ParseMemory(pl.CPUOffloadCache)
 			if err != nil {
 				c.add(f("cpu_offload_cache"), "%v", err)
 			} else {
