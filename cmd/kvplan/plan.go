@@ -305,6 +305,13 @@ func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 	if len(cols) > 0 {
 		doc.Sections = append(doc.Sections, candidateSection(cols))
 	}
+	if len(res.Lost) > 0 {
+		sec := report.Section{Title: "Offered but not chosen", Header: []string{"offered", "lost on", "why"}}
+		for _, l := range res.Lost {
+			sec.Rows = append(sec.Rows, []string{l.Kind + " " + l.Name, l.Reason, l.Why})
+		}
+		doc.Sections = append(doc.Sections, sec)
+	}
 	doc.Notes = append(doc.Notes, "Verdict: "+res.Verdict+".")
 	for _, col := range cols {
 		if s := col.c.Simulated; s != nil && s.Disagree {
@@ -371,6 +378,7 @@ func candidateSection(cols []column) report.Section {
 	}
 	row("mode", func(c *capacity.Candidate) string { return c.Mode })
 	row("pools", func(c *capacity.Candidate) string { return c.Describe() })
+	row("weights / KV dtype", func(c *capacity.Candidate) string { return c.WeightDtype + " / " + c.KVDtype })
 	row("GPUs", func(c *capacity.Candidate) string { return strconv.Itoa(c.GPUs) })
 	row("$/hour", func(c *capacity.Candidate) string { return usd(c.USDPerHour) })
 	row("$/M output tokens", func(c *capacity.Candidate) string {
