@@ -10,6 +10,9 @@ type KeyFigure struct {
 	Value   float64
 	Unit    string // B, ms, tokens, ratio, GPUs, $/h, req/s ...
 	Unknown bool
+	// Unbounded: the pools cannot carry the rate, so the latency grows
+	// without bound (a queue with no steady state); it prints "unbounded".
+	Unbounded bool
 }
 
 // PoolInvalid says why a pool's figures mean nothing: the engine refuses
@@ -60,16 +63,18 @@ func (dep *Deployment) KeyFigures() []KeyFigure {
 	case invalid:
 	case a != nil:
 		add("requests_per_s", a.RatePerS, "req/s")
-		if a.TTFTP95MS > 0 { // 0: the pools cannot carry the rate
-			add("ttft_p95_ms", a.TTFTP95MS, "ms")
-			add("ttft_mean_ms", a.TTFTMeanMS, "ms")
-			add("itl_p95_ms", a.ITLP95MS, "ms")
-			add("tpot_mean_ms", a.TPOTMeanMS, "ms")
-			if dep.Disagg != nil {
-				add("transfer_ms", a.TransferMS, "ms")
-				add("transfer_p95_ms", a.TransferP95MS, "ms")
-				add("link_utilization", a.LinkUtil, "ratio")
-			}
+		names := []string{"ttft_p95_ms", "ttft_mean_ms", "itl_p95_ms", "tpot_mean_ms"}
+		values := []float64{a.TTFTP95MS, a.TTFTMeanMS, a.ITLP95MS, a.TPOTMeanMS}
+		if dep.Disagg != nil {
+			names = append(names, "transfer_ms", "transfer_p95_ms")
+			values = append(values, a.TransferMS, a.TransferP95MS)
+		}
+		for i, n := range names {
+			// 0: the pools have no steady state at the rate (a queue grows).
+			f = append(f, KeyFigure{Name: n, Value: values[i], Unit: "ms", Unbounded: a.TTFTP95MS == 0})
+		}
+		if dep.Disagg != nil {
+			add("link_utilization", a.LinkUtil, "ratio")
 		}
 		if a.RequestsPerSCapacity > 0 {
 			add("requests_per_s_capacity", a.RequestsPerSCapacity, "req/s")

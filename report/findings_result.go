@@ -80,19 +80,23 @@ type CheckFigure struct {
 	// Unknown: kvplan could not determine the figure (a GPU without a
 	// price). Every format prints "unknown"; JSON writes "value": null.
 	Unknown bool `json:"-"`
+	// Unbounded: no steady state (the pools cannot carry the rate); every
+	// format prints "unbounded", JSON "value": null and "unbounded": true.
+	Unbounded bool `json:"-"`
 }
 
 // MarshalJSON writes an unknown figure's value as null, with
 // "unknown": true, so that no reader takes it for 0.
 func (f CheckFigure) MarshalJSON() ([]byte, error) {
 	type plain struct {
-		Name    string   `json:"name"`
-		Value   *float64 `json:"value"`
-		Unit    string   `json:"unit"`
-		Unknown bool     `json:"unknown,omitempty"`
+		Name      string   `json:"name"`
+		Value     *float64 `json:"value"`
+		Unit      string   `json:"unit"`
+		Unknown   bool     `json:"unknown,omitempty"`
+		Unbounded bool     `json:"unbounded,omitempty"`
 	}
-	p := plain{Name: f.Name, Unit: f.Unit, Unknown: f.Unknown}
-	if !f.Unknown {
+	p := plain{Name: f.Name, Unit: f.Unit, Unknown: f.Unknown, Unbounded: f.Unbounded}
+	if !f.Unknown && !f.Unbounded {
 		p.Value = &f.Value
 	}
 	return json.Marshal(p)
@@ -210,6 +214,9 @@ func ruleLabel(f rules.Finding) string {
 func FormatFigure(f CheckFigure) string {
 	if f.Unknown {
 		return units.Unknown
+	}
+	if f.Unbounded {
+		return "unbounded"
 	}
 	if isMoney(f.Unit) {
 		return units.USD(f.Value) + strings.TrimPrefix(f.Unit, "$") // $91.20/h

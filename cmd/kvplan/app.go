@@ -132,6 +132,7 @@ var commands = []struct {
 	{name: "memory", build: memoryCommand},
 	{name: "perf", build: perfCommand},
 	{name: "check", build: checkCommand},
+	{name: "diff", build: diffCommand},
 	{name: "manifest", build: manifestCommand},
 	{name: "rules", build: rulesCommand},
 	{name: "route", build: routeCommand},
@@ -210,6 +211,7 @@ func newAppFor(stdout, stderr io.Writer, only string) *cli.App {
    hit rates of each router on a real trace          kvplan simulate --trace trace.jsonl --workers 8 --kv-slots 200000
    whether a deployment plan will work (CI)          kvplan check plan.toml -o github
    whether a Kubernetes manifest will work (CI)      kvplan check deploy.yaml --gpu h100-sxm -o github
+   what a change to a plan costs and breaks (PR)     kvplan diff base.toml head.toml -o markdown
    the memory of a vllm serve line, pasted           kvplan memory --gpu l4 -- vllm serve Qwen/Qwen3-8B --max-model-len 16384
    the cheapest deployment meeting an SLO at a rate  kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1s --itl-p95 50ms
    what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list; kvplan engines list

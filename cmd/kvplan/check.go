@@ -111,28 +111,19 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rv, err := loadReview(c, cat)
+	res, dep, err := checkInput(c, cat, set, manifestOff, c.Args().First(), failOn)
 	if err != nil {
 		return err
 	}
-	plan := rv.plan
-	dep, err := planDeployment(cat, plan)
-	if err != nil {
-		return err
-	}
-	if err := dep.Derivation.Check(); err != nil {
-		return err // a NaN or infinite figure: exit 2, never in a report
-	}
-	findings := mergeFindings(set.Evaluate(rules.FromDeployment(dep)), rv.findings, manifestOff)
-	rules.LocateWritten(findings, plan.Has, plan.Pos)
-	res := report.NewCheckResult(rv.file, set, findings, keyFigures(dep), failOn)
-	res.Notes = rv.notes
 	var buf bytes.Buffer
 	if err := report.WriteCheck(&buf, format, res); err != nil {
 		return internalError{err}
 	}
 	if c.Bool("explain") && (format == "table" || format == "markdown") {
 		fmt.Fprintf(&buf, "\nHow each figure was derived:\n%s", safetext.Terminal(dep.Derivation.String()))
+		if a := dep.AtLoad; a != nil && a.Explain != nil {
+			fmt.Fprintf(&buf, "\nAt workload.request_rate (kvplan plan's figures of these pools):\n%s", safetext.Terminal(a.Explain().String()))
+		}
 	}
 	if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
 		return err
@@ -143,13 +134,36 @@ func runCheck(c *cli.Context) error {
 	return nil
 }
 
+// checkInput is what check reports for one plan file or manifest (arg):
+// read as check reads it, planned, its rules evaluated, located. kvplan
+// diff checks each side with it.
+func checkInput(c *cli.Context, cat *catalog.Catalog, set *rules.Set, manifestOff []string, arg string, failOn rules.Severity) (*report.CheckResult, *planner.Deployment, error) {
+	rv, err := loadReview(c, cat, arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan := rv.plan
+	dep, err := planDeployment(cat, plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := dep.Derivation.Check(); err != nil {
+		return nil, nil, err // a NaN or infinite figure: exit 2, never in a report
+	}
+	findings := mergeFindings(set.Evaluate(rules.FromDeployment(dep)), rv.findings, manifestOff)
+	rules.LocateWritten(findings, plan.Has, plan.Pos)
+	res := report.NewCheckResult(rv.file, set, findings, keyFigures(dep), failOn)
+	res.Notes = rv.notes
+	return res, dep, nil
+}
+
 // keyFigures are the figures a reviewer reads next to the findings: the
 // planner's, under kvplan plan's names (planner.Deployment.KeyFigures).
 func keyFigures(dep *planner.Deployment) []report.CheckFigure {
 	kf := dep.KeyFigures()
 	out := make([]report.CheckFigure, len(kf))
 	for i, f := range kf {
-		out[i] = report.CheckFigure{Name: f.Name, Value: f.Value, Unit: f.Unit, Unknown: f.Unknown}
+		out[i] = report.CheckFigure{Name: f.Name, Value: f.Value, Unit: f.Unit, Unknown: f.Unknown, Unbounded: f.Unbounded}
 	}
 	return out
 }

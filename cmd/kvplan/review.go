@@ -209,8 +209,8 @@ const stdinName = "<stdin>"
 
 // loadReview reads what `kvplan check` reviews: a plan file alone, or a
 // manifest completed by a plan file and the flags.
-func loadReview(c *cli.Context, cat *catalog.Catalog) (*review, error) {
-	m, file, err := loadManifest(c, c.Args().First())
+func loadReview(c *cli.Context, cat *catalog.Catalog, arg string) (*review, error) {
+	m, file, err := loadManifest(c, arg)
 	if err != nil {
 		return nil, err
 	}

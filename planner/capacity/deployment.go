@@ -87,7 +87,12 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 			dep.AtLoad = atLoad(q, c, slo)
 			capPerS, limit = c.RequestsPerSCapacity, c.LimitedBy
 			if !e.ok {
+				// Missing the SLO at the rate, it still carries a lower one.
 				capPerS, limit = q.capacity(s, workers, rate)
+				dep.AtLoad.RequestsPerSCapacity = capPerS
+				if capPerS > 0 {
+					dep.AtLoad.Utilization = rate / capPerS
+				}
 			}
 		} else {
 			capPerS, limit = q.capacity(s, workers, rate)
