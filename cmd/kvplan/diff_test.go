@@ -110,3 +110,37 @@ func TestDiffStdin(t *testing.T) {
 		t.Errorf("exit %d: %s%s", code, out, errs)
 	}
 }
+
+// TestDiffManifests: manifests on both sides, completed by the same flags,
+// as check completes each.
+func TestDiffManifests(t *testing.T) {
+	withStandIn(t)
+	agg, dis := "../../testdata/manifests/dynamo/vllm_agg_router.yaml", "../../testdata/manifests/dynamo/vllm_disagg_router.yaml"
+	flags := []string{"--gpu", "h100-sxm", "--rate", "2", "--ttft-p95", "1s", "--itl-p95", "50ms"}
+	out, errs, code := kvplan(t, append([]string{"diff", agg, dis, "-o", "json"}, flags...)...)
+	if code == ExitUsage {
+		t.Fatalf("exit 2: %s", errs)
+	}
+	var d struct {
+		Figures []struct {
+			Name       string
+			Base, Head *float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	base := checkFigures(t, runJSON(t, code0(t, append([]string{"check", agg}, flags...)), append([]string{"check", agg}, flags...)...))
+	head := checkFigures(t, runJSON(t, code0(t, append([]string{"check", dis}, flags...)), append([]string{"check", dis}, flags...)...))
+	for _, f := range d.Figures {
+		if f.Base != nil && *f.Base != base[f.Name] || f.Head != nil && *f.Head != head[f.Name] {
+			t.Errorf("%s: diff %v → %v, check %v → %v", f.Name, f.Base, f.Head, base[f.Name], head[f.Name])
+		}
+	}
+}
+
+// code0 is the exit code check gives args (0 or 1), for runJSON.
+func code0(t *testing.T, args []string) int {
+	_, _, code := kvplan(t, args...)
+	return code
+}
