@@ -406,3 +406,105 @@ func TestDocLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeOutputs runs every "$ kvplan ..." of the README's fenced blocks
+// from the repository's root and checks the output the block quotes: each
+// quoted line is a line of what kvplan prints (stdout and stderr), a line
+// ending in "..." a prefix of one; lines of "..." alone stand for what the
+// README leaves out. The table under "## What you get" is checked the same
+// way against the first command's -o markdown --top 2.
+func TestReadmeOutputs(t *testing.T) {
+	r := readme(t)
+	t.Chdir(filepath.Join("..", ".."))
+	type quote struct {
+		cmd   string
+		lines []string
+	}
+	var quotes []quote
+	for _, blk := range fencedBlocks(r) {
+		var q *quote
+		for _, l := range strings.Split(blk, "\n") {
+			switch {
+			case strings.HasPrefix(l, "$ kvplan "):
+				quotes = append(quotes, quote{cmd: strings.TrimPrefix(l, "$ ")})
+				q = &quotes[len(quotes)-1]
+			case q != nil && strings.TrimSpace(l) != "" && strings.TrimSpace(l) != "...":
+				q.lines = append(q.lines, l)
+			}
+		}
+	}
+	first := regexp.MustCompile("(?m)^go run ./cmd/kvplan (plan .*)$").FindStringSubmatch(r)
+	i := strings.Index(r, "## What you get")
+	if first == nil || i < 0 {
+		t.Fatal("the README has no first command or no \"What you get\" section")
+	}
+	table := quote{cmd: "kvplan " + first[1] + " -o markdown --top 2"}
+	for _, l := range strings.Split(r[i:], "\n")[1:] {
+		if strings.HasPrefix(l, "## ") {
+			break
+		}
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| figure ") {
+			table.lines = append(table.lines, l)
+		}
+	}
+	quotes = append(quotes, table)
+	if len(quotes) < 6 {
+		t.Fatalf("found %d quoted runs; the parse missed some", len(quotes))
+	}
+	for _, q := range quotes {
+		words, err := shell.Fields(q.cmd, nil)
+		if err != nil {
+			t.Errorf("%s: %v", q.cmd, err)
+			continue
+		}
+		out, errOut, _ := kvplan(t, words[1:]...)
+		got := map[string]bool{}
+		var all []string
+		for _, l := range strings.Split(out+"\n"+errOut, "\n") {
+			l = strings.TrimRight(l, " ")
+			got[l] = true
+			all = append(all, l)
+		}
+		for _, want := range q.lines {
+			want = strings.TrimRight(want, " ")
+			if prefix, cut := strings.CutSuffix(want, "..."); cut {
+				found := false
+				for _, l := range all {
+					found = found || strings.HasPrefix(l, prefix)
+				}
+				if !found {
+					t.Errorf("%s: the README quotes a line starting %q; kvplan prints no such line", q.cmd, prefix)
+				}
+				continue
+			}
+			if !got[want] {
+				t.Errorf("%s: the README quotes %q; kvplan prints no such line", q.cmd, want)
+			}
+		}
+	}
+}
+
+// fencedBlocks returns the bodies of r's fenced blocks without a language
+// (output quotes), read fence by fence.
+func fencedBlocks(r string) []string {
+	var out []string
+	var body []string
+	in, plain := false, false
+	for _, l := range strings.Split(r, "\n") {
+		if !strings.HasPrefix(l, "```") {
+			if in {
+				body = append(body, l)
+			}
+			continue
+		}
+		if in {
+			if plain {
+				out = append(out, strings.Join(body, "\n"))
+			}
+			in, body = false, nil
+			continue
+		}
+		in, plain = true, l == "```"
+	}
+	return out
+}
