@@ -146,7 +146,9 @@ func (d *deployment) engineArgs(ep *emitPool, f entryFlags, port int) ([]string,
 		}
 		a = append(a, f.quantization, v)
 	}
-	if b := d.p.Router.BlockSize; b > 0 && b != d.o.DefaultBlockSize {
+	// A plan file that writes no block_size gets planfile's default (vLLM's
+	// 16) whatever its engine; only a block size the plan states is one.
+	if b := d.p.Router.BlockSize; d.p.Has("router.block_size") && b > 0 && b != d.o.DefaultBlockSize {
 		if err := add("block_size", f.blockSize, strconv.Itoa(b)); err != nil {
 			return nil, err
 		}

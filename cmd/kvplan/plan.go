@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
-	"github.com/kvplan/kvplan/internal/safefile"
+	"github.com/kvplan/kvplan/manifest"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
@@ -23,7 +23,8 @@ func planCommand() *cli.Command {
 		UsageText: `kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1000ms --itl-p95 50ms --gpu h100-sxm --link ib-ndr
    kvplan plan --model llama-3.1-8b --isl 1024 --osl 256 --rate 50 --ttft-p95 500ms --itl-p95 30ms --gpu h100-sxm,a100-80gb,l40s --link ib-ndr,100gbe -o json
    kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --gpus 16 --ttft-p95 1s --itl-p95 50ms --gpu h100-sxm --link ib-ndr
-   kvplan plan ... --write-plan deploy/plan.toml --plot pareto.svg --explain`,
+   kvplan plan ... --write-plan deploy/plan.toml --plot pareto.svg --explain
+   kvplan plan ... --emit dynamo=deploy.yaml --emit vllm=serve.sh`,
 		Description: `Enumerates aggregated pools and disaggregated prefill/decode pools (each GPU
 offered, tp 1-8 per role, chunked-prefill budgets for aggregated pools, each
 link and dtype offered), sizes the workers of each at the rate from the engine
@@ -58,7 +59,9 @@ SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the simulated arrivals"},
 			&cli.IntFlag{Name: "top", Value: 4, Usage: "candidates side by side in the table"},
 			&cli.StringFlag{Name: "write-plan", Usage: "write the best deployment as a plan file for kvplan check"},
-			&cli.BoolFlag{Name: "force", Usage: "with --write-plan or --plot: replace an existing file"},
+			&cli.StringSliceFlag{Name: "emit", Usage: "write the best deployment as FORMAT=FILE, repeatable; FORMAT: " + strings.Join(manifest.EmitFormats, ", ") + " (kvplan check reads each back)"},
+			&cli.IntFlag{Name: "candidate", Usage: "with --write-plan or --emit: write the Nth ranked candidate (the table's #N) instead of the best"},
+			&cli.BoolFlag{Name: "force", Usage: "with --write-plan, --emit or --plot: replace an existing file"},
 			&cli.StringFlag{Name: "plot", Usage: "write an SVG of output tokens/s per GPU against tokens/s per user (Pareto front) per mode"},
 		),
 		Action: runPlan,
@@ -97,6 +100,10 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	emits, err := emitFlags(c)
+	if err != nil {
+		return err
+	}
 	res, err := capacity.Search(*q)
 	if err != nil {
 		return err
@@ -106,17 +113,8 @@ func runPlan(c *cli.Context) error {
 			return internalError{err}
 		}
 	}
-	if path := c.String("write-plan"); path != "" {
-		if res.Best == nil {
-			return fmt.Errorf("--write-plan %s: nothing meets the SLO, so there is no plan to write", path)
-		}
-		data, err := q.PlanFile(res.Best)
-		if err != nil {
-			return internalError{err}
-		}
-		if err := safefile.WriteAtomic(path, data, safefile.WriteOptions{Overwrite: c.Bool("force")}); err != nil {
-			return fmt.Errorf("--write-plan: %w (add --force to replace it)", err)
-		}
+	if err := writeDeployment(c, cat, q, res, emits); err != nil {
+		return err
 	}
 	if path := c.String("plot"); path != "" {
 		if err := writePlot(c, path, res, q); err != nil {
