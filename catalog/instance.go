@@ -18,8 +18,8 @@ type Instance struct {
 	GPUs     int    `toml:"gpus" json:"gpus"`         // GPUs per instance, all on one node
 	Region   string `toml:"region" json:"region,omitempty"`
 
-	USDPerHour           float64 `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`                       // on-demand
-	USDPerHourSpot       float64 `toml:"usd_per_hour_spot" json:"usd_per_hour_spot,omitempty"`             // a spot (preemptible) sample
+	USDPerHour           float64 `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`                         // on-demand
+	USDPerHourSpot       float64 `toml:"usd_per_hour_spot" json:"usd_per_hour_spot,omitempty"`               // a spot (preemptible) sample
 	USDPerHourReserved1Y float64 `toml:"usd_per_hour_reserved_1y" json:"usd_per_hour_reserved_1y,omitempty"` // one-year commitment, per hour
 	USDPerHourReserved3Y float64 `toml:"usd_per_hour_reserved_3y" json:"usd_per_hour_reserved_3y,omitempty"` // three-year commitment, per hour
 
