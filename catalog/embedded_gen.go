@@ -3446,7 +3446,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a row g5.xlarge,A10G,1.0,4.0,16.0,...,1.006,0.450700,us-east-1,use1-az1",
 			File:           "(embedded)/instances.toml",
-			Line:           168,
+			Line:           170,
 		},
 		{
 			Name:           "aws/g6.24xlarge",
@@ -3460,7 +3460,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a row g6.24xlarge,L4,4.0,...,6.6752,2.504300,us-east-1,use1-az1",
 			File:           "(embedded)/instances.toml",
-			Line:           144,
+			Line:           146,
 		},
 		{
 			Name:           "aws/g6.2xlarge",
@@ -3474,7 +3474,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a row g6.2xlarge,L4,1.0,...,0.9776,0.577200,us-east-1,use1-az1",
 			File:           "(embedded)/instances.toml",
-			Line:           132,
+			Line:           134,
 		},
 		{
 			Name:           "aws/g6e.12xlarge",
@@ -3488,7 +3488,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "gpu_prices_ondemand.csv row L40S-48GB,AWS,g6e.12xlarge,us-west-2 (skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a); spot sample usw2-az3",
 			File:           "(embedded)/instances.toml",
-			Line:           108,
+			Line:           110,
 		},
 		{
 			Name:           "aws/g6e.xlarge",
@@ -3502,7 +3502,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a row g6e.xlarge,L40S,1.0,...,1.861,1.197500,us-east-1,use1-az1",
 			File:           "(embedded)/instances.toml",
-			Line:           120,
+			Line:           122,
 		},
 		{
 			Name:           "aws/gr6.4xlarge",
@@ -3516,7 +3516,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "gpu_prices_ondemand.csv row L4-24GB,AWS,gr6.4xlarge,us-east-1, a RAM-heavy L4 size (skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a); spot sample use1-az2",
 			File:           "(embedded)/instances.toml",
-			Line:           156,
+			Line:           158,
 		},
 		{
 			Name:           "aws/p4d.24xlarge",
@@ -3530,7 +3530,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "gpu_prices_ondemand.csv row A100-40GB,AWS,p4d.24xlarge,us-east-1 (skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a); spot sample use1-az1",
 			File:           "(embedded)/instances.toml",
-			Line:           96,
+			Line:           98,
 		},
 		{
 			Name:           "aws/p4de.24xlarge",
@@ -3544,7 +3544,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "gpu_prices_ondemand.csv row A100-80GB,AWS,p4de.24xlarge,us-east-1 (skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a); spot sample use1-az4",
 			File:           "(embedded)/instances.toml",
-			Line:           84,
+			Line:           86,
 		},
 		{
 			Name:           "aws/p5.48xlarge",
@@ -3558,7 +3558,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "gpu_prices_ondemand.csv row H100-80GB,AWS,p5.48xlarge,us-east-1 (skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a); spot sample use1-az2",
 			File:           "(embedded)/instances.toml",
-			Line:           25,
+			Line:           27,
 		},
 		{
 			Name:       "aws/p5.4xlarge",
@@ -3571,7 +3571,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "gpu_prices_ondemand.csv row H100-80GB,AWS,p5.4xlarge,us-east-1 (skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a); no spot sample in the row",
 			File:       "(embedded)/instances.toml",
-			Line:       37,
+			Line:       39,
 		},
 		{
 			Name:           "aws/p5en.48xlarge",
@@ -3585,7 +3585,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "gpu_prices_ondemand.csv row H200-141GB,AWS,p5en.48xlarge,us-east-1 (skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a); spot sample use1-az2",
 			File:           "(embedded)/instances.toml",
-			Line:           48,
+			Line:           50,
 		},
 		{
 			Name:           "aws/p6-b200.48xlarge",
@@ -3599,7 +3599,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "gpu_prices_ondemand.csv row B200-180GB,AWS,p6-b200.48xlarge,us-east-1 (skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a); spot sample use1-az6",
 			File:           "(embedded)/instances.toml",
-			Line:           60,
+			Line:           62,
 		},
 		{
 			Name:           "aws/p6-b300.48xlarge",
@@ -3613,7 +3613,7 @@ var embeddedEntries = &Catalog{
 			AsOf:           "2026-12-01",
 			Source:         "gpu_prices_ondemand.csv row B300-275GB,AWS,p6-b300.48xlarge,us-west-2, the only region listed (skypilot-catalog catalogs/v8/aws/vms.csv @00148f2a); spot sample usw2-az2",
 			File:           "(embedded)/instances.toml",
-			Line:           72,
+			Line:           74,
 		},
 		{
 			Name:       "coreweave/a100-gpu-hour",
@@ -3621,12 +3621,13 @@ var embeddedEntries = &Catalog{
 			Type:       "a100-gpu-hour",
 			GPU:        "a100-80gb",
 			GPUs:       1,
+			PerGPU:     true,
 			USDPerHour: 2.21,
 			AsOf:       "2024-02-07",
 			Source:     "microsoft/vidur constants.py GPU_COSTS a100 = 2.21 (CoreWeave, 2024-02-07), via gpu_prices_ondemand.csv",
 			Note:       "a per-GPU rate; vidur's a100 is the 80 GB part its profiles use",
 			File:       "(embedded)/instances.toml",
-			Line:       479,
+			Line:       483,
 		},
 		{
 			Name:       "coreweave/h100-gpu-hour",
@@ -3634,12 +3635,13 @@ var embeddedEntries = &Catalog{
 			Type:       "h100-gpu-hour",
 			GPU:        "h100-sxm",
 			GPUs:       1,
+			PerGPU:     true,
 			USDPerHour: 4.25,
 			AsOf:       "2024-02-07",
 			Source:     "microsoft/vidur constants.py GPU_COSTS h100 = 4.25 (CoreWeave, 2024-02-07), via gpu_prices_ondemand.csv",
-			Note:       "a per-GPU rate: CoreWeave rents H100s as 8-GPU nodes, so packing by single GPUs under-counts idle GPUs",
+			Note:       "a per-GPU rate: CoreWeave rents H100s as 8-GPU nodes, so pricing by the GPU counts no idle GPUs",
 			File:       "(embedded)/instances.toml",
-			Line:       468,
+			Line:       471,
 		},
 		{
 			Name:       "lambda/gpu_1x_a100",
@@ -3652,7 +3654,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_1x_a100,A100,1.0,30.0,200.0,1.99 (40 GB)",
 			File:       "(embedded)/instances.toml",
-			Line:       315,
+			Line:       317,
 		},
 		{
 			Name:       "lambda/gpu_1x_a6000",
@@ -3665,7 +3667,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_1x_a6000,A6000,1.0,14.0,100.0,1.09",
 			File:       "(embedded)/instances.toml",
-			Line:       326,
+			Line:       328,
 		},
 		{
 			Name:       "lambda/gpu_1x_b200_sxm6",
@@ -3678,7 +3680,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_1x_b200_sxm6,B200,1.0,26.0,360.0,6.99",
 			File:       "(embedded)/instances.toml",
-			Line:       271,
+			Line:       273,
 		},
 		{
 			Name:       "lambda/gpu_1x_gh200",
@@ -3691,7 +3693,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_1x_gh200,GH200,1.0,64.0,432.0,2.29 (96 GB GPU memory: the catalog's gh200)",
 			File:       "(embedded)/instances.toml",
-			Line:       238,
+			Line:       240,
 		},
 		{
 			Name:       "lambda/gpu_1x_h100_pcie",
@@ -3704,7 +3706,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_1x_h100_pcie,H100,1.0,26.0,200.0,3.29",
 			File:       "(embedded)/instances.toml",
-			Line:       227,
+			Line:       229,
 		},
 		{
 			Name:       "lambda/gpu_1x_h100_sxm5",
@@ -3717,7 +3719,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_1x_h100_sxm5,H100,1.0,26.0,225.0,4.29",
 			File:       "(embedded)/instances.toml",
-			Line:       216,
+			Line:       218,
 		},
 		{
 			Name:       "lambda/gpu_2x_b200_sxm6",
@@ -3730,7 +3732,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_2x_b200_sxm6,B200,2.0,52.0,720.0,13.78",
 			File:       "(embedded)/instances.toml",
-			Line:       260,
+			Line:       262,
 		},
 		{
 			Name:       "lambda/gpu_2x_h100_sxm5",
@@ -3743,7 +3745,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_2x_h100_sxm5,H100,2.0,52.0,450.0,8.38",
 			File:       "(embedded)/instances.toml",
-			Line:       205,
+			Line:       207,
 		},
 		{
 			Name:       "lambda/gpu_4x_a100",
@@ -3756,7 +3758,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_4x_a100,A100,4.0,120.0,800.0,7.96 (40 GB)",
 			File:       "(embedded)/instances.toml",
-			Line:       304,
+			Line:       306,
 		},
 		{
 			Name:       "lambda/gpu_4x_a6000",
@@ -3769,7 +3771,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_4x_a6000,A6000,4.0,56.0,400.0,4.36",
 			File:       "(embedded)/instances.toml",
-			Line:       337,
+			Line:       339,
 		},
 		{
 			Name:       "lambda/gpu_4x_h100_sxm5",
@@ -3782,7 +3784,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_4x_h100_sxm5,H100,4.0,104.0,900.0,16.36",
 			File:       "(embedded)/instances.toml",
-			Line:       194,
+			Line:       196,
 		},
 		{
 			Name:       "lambda/gpu_8x_a100",
@@ -3795,7 +3797,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_8x_a100,A100,8.0,124.0,1800.0,15.92 (40 GB)",
 			File:       "(embedded)/instances.toml",
-			Line:       293,
+			Line:       295,
 		},
 		{
 			Name:       "lambda/gpu_8x_a100_80gb_sxm4",
@@ -3808,7 +3810,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_8x_a100_80gb_sxm4,A100-80GB,8.0,240.0,1800.0,22.32",
 			File:       "(embedded)/instances.toml",
-			Line:       282,
+			Line:       284,
 		},
 		{
 			Name:       "lambda/gpu_8x_b200_sxm6",
@@ -3821,7 +3823,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_8x_b200_sxm6,B200,8.0,208.0,2900.0,53.52",
 			File:       "(embedded)/instances.toml",
-			Line:       249,
+			Line:       251,
 		},
 		{
 			Name:       "lambda/gpu_8x_h100_sxm5",
@@ -3834,7 +3836,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/lambda/vms.csv @0f407038 row gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,31.92",
 			File:       "(embedded)/instances.toml",
-			Line:       183,
+			Line:       185,
 		},
 		{
 			Name:       "oci/bm.gpu.a100-v2.8",
@@ -3847,7 +3849,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU.A100-v2.8,A100-80GB,8,256,2048,...,32",
 			File:       "(embedded)/instances.toml",
-			Line:       419,
+			Line:       421,
 		},
 		{
 			Name:       "oci/bm.gpu.b200.8",
@@ -3860,7 +3862,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU.B200.8,B200,8,256,4096,...,112",
 			File:       "(embedded)/instances.toml",
-			Line:       373,
+			Line:       375,
 		},
 		{
 			Name:       "oci/bm.gpu.b300.8",
@@ -3873,7 +3875,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU.B300.8,B300,8,256,4096,...,120",
 			File:       "(embedded)/instances.toml",
-			Line:       384,
+			Line:       386,
 		},
 		{
 			Name:       "oci/bm.gpu.gb200.4",
@@ -3887,7 +3889,7 @@ var embeddedEntries = &Catalog{
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU.GB200.4,GB200,4,144,960,...,64",
 			Note:       "a tray of an NVL72 rack: kvplan plans tensor parallelism within the tray's 4 GPUs, not across the rack's NVLink domain",
 			File:       "(embedded)/instances.toml",
-			Line:       395,
+			Line:       397,
 		},
 		{
 			Name:       "oci/bm.gpu.gb300.4",
@@ -3901,7 +3903,7 @@ var embeddedEntries = &Catalog{
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU.GB300.4,GB300,4,144,960,...,72",
 			Note:       "a tray of an NVL72 rack: kvplan plans tensor parallelism within the tray's 4 GPUs, not across the rack's NVLink domain",
 			File:       "(embedded)/instances.toml",
-			Line:       407,
+			Line:       409,
 		},
 		{
 			Name:       "oci/bm.gpu.h100.8",
@@ -3914,7 +3916,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU.H100.8,H100,8,224,2048,...,80",
 			File:       "(embedded)/instances.toml",
-			Line:       351,
+			Line:       353,
 		},
 		{
 			Name:       "oci/bm.gpu.h200.8",
@@ -3927,7 +3929,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU.H200.8,H200,8,224,3072,...,80",
 			File:       "(embedded)/instances.toml",
-			Line:       362,
+			Line:       364,
 		},
 		{
 			Name:       "oci/bm.gpu.l40s.4",
@@ -3940,7 +3942,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU.L40S.4,L40S,4,224,1024,...,14",
 			File:       "(embedded)/instances.toml",
-			Line:       441,
+			Line:       443,
 		},
 		{
 			Name:       "oci/bm.gpu.mi300x.8",
@@ -3953,7 +3955,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU.MI300X.8,MI300X,8,224,2048,...,48",
 			File:       "(embedded)/instances.toml",
-			Line:       452,
+			Line:       454,
 		},
 		{
 			Name:       "oci/bm.gpu4.8",
@@ -3966,7 +3968,7 @@ var embeddedEntries = &Catalog{
 			AsOf:       "2026-12-01",
 			Source:     "skypilot-catalog catalogs/v8/oci/vms.csv @05887511 row BM.GPU4.8,A100,8,128,2048,...,24.4 (40 GB)",
 			File:       "(embedded)/instances.toml",
-			Line:       430,
+			Line:       432,
 		},
 	},
 }

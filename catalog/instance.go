@@ -16,6 +16,9 @@ type Instance struct {
 	Type     string `toml:"type" json:"type"`         // the provider's name for it: "p5.48xlarge"
 	GPU      string `toml:"gpu" json:"gpu"`           // catalog GPU name
 	GPUs     int    `toml:"gpus" json:"gpus"`         // GPUs per instance, all on one node
+	// PerGPU marks a rate per GPU-hour on nodes the provider assigns (gpus
+	// = 1): a worker of any tp fits, and no GPU is left idle.
+	PerGPU bool   `toml:"per_gpu" json:"per_gpu,omitempty"`
 	Region   string `toml:"region" json:"region,omitempty"`
 
 	USDPerHour           float64 `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`                         // on-demand
@@ -85,6 +88,9 @@ func (i *Instance) validate() []fieldErr {
 	}
 	if i.GPU == "" {
 		add("gpu", "missing: the catalog GPU the instance holds (kvplan gpus list)")
+	}
+	if i.PerGPU && i.GPUs != 1 {
+		add("gpus", "a per_gpu rate is for one GPU: gpus = 1 (got %d)", i.GPUs)
 	}
 	if i.GPUs < 1 || i.GPUs > 64 {
 		add("gpus", "must be between 1 and 64 GPUs per instance (got %d)", i.GPUs)

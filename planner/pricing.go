@@ -1,0 +1,387 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kvplan/kvplan/catalog"
+)
+
+// WorkerGroup is one pool to price: Workers workers of TP GPUs each.
+type WorkerGroup struct {
+	GPU     *catalog.GPU
+	TP      int
+	Workers int
+}
+
+// ProviderAny asks PriceInstances for the provider that rents the whole
+// deployment cheapest.
+const ProviderAny = "any"
+
+// DefaultProvider is the provider priced when none is asked for: AWS, whose
+// list prices the catalog's per-GPU prices are.
+const DefaultProvider = "aws"
+
+// PriceOptions says how a deployment is priced.
+type PriceOptions struct {
+	Pricing   string              // catalog.PricingOnDemand (""), PricingSpot, PricingReserved1Y, PricingReserved3Y
+	Provider  string              // a provider, ProviderAny, or "" for DefaultProvider
+	Strict    bool                // the provider was asked for: a GPU it does not rent is an error, not a per-GPU price
+	Instances []*catalog.Instance // the catalog's, with a --price-file merged over them
+	GPUPrices map[string]float64  // GPU name → USD per GPU-hour (--price): priced by the GPU, no instance
+	Now       time.Time           // prices older than a year before it are noted; zero = no note
+}
+
+// InstanceUse is instances of one type in a priced deployment.
+type InstanceUse struct {
+	Type            string  `json:"type"` // provider/type, or "gpu-hour" for a GPU priced by the hour
+	Provider        string  `json:"provider,omitempty"`
+	GPU             string  `json:"gpu"`
+	GPUsPerInstance int     `json:"gpus_per_instance"`
+	Count           int     `json:"count"`
+	USDPerHour      float64 `json:"usd_per_hour"`    // of one instance
+	IdleGPUs        int     `json:"idle_gpus"`       // GPUs of these instances no worker uses
+	AsOf            string  `json:"as_of,omitempty"` // the price's date
+	Source          string  `json:"source"`
+}
+
+// PricedDeployment is what a deployment costs on the instances it rents.
+type PricedDeployment struct {
+	USDPerHour float64
+	Known      bool // every GPU has a price under the pricing
+	Provider   string
+	Instances  []InstanceUse
+	IdleGPUs   int
+	Sources    []string // where each price comes from
+	Notes      []string // per-GPU fallbacks, old prices
+	Unknown    []string // why a GPU has no price
+}
+
+// PriceError is a price that cannot be had (an asked-for provider or
+// pricing kind with no price for a GPU): an input error.
+type PriceError struct{ Msg string }
+
+func (e *PriceError) Error() string { return e.Msg }
+
+// PriceInstances prices pools as whole instances of one provider. The
+// workers of each GPU are packed onto instances of that GPU, a worker's
+// tensor-parallel ranks on one instance (first-fit decreasing, which is
+// optimal when, as here, every tp and instance size is a power of two:
+// every instance but the last is full); of the provider's instance types
+// that hold the GPU it takes the cheapest packing onto one type, or onto
+// one type with the last instance's workers on another. The GPUs of
+// partly filled instances are idle and paid for. A GPU priced by --price
+// is paid by the GPU-hour with no instance. With the default provider, a
+// GPU it does not rent is paid at the catalog's per-GPU price (a note);
+// with an asked-for provider it is an error.
+func PriceInstances(groups []WorkerGroup, o PriceOptions) (PricedDeployment, error) {
+	kind := o.Pricing
+	if kind == "" {
+		kind = catalog.PricingOnDemand
+	}
+	provider := o.Provider
+	if provider == "" {
+		provider = DefaultProvider
+	}
+	if provider != ProviderAny {
+		return priceAt(groups, o, kind, provider)
+	}
+	var best *PricedDeployment
+	var errs []string
+	for _, p := range providersOf(o.Instances) {
+		opt := o
+		opt.Strict = true
+		d, err := priceAt(groups, opt, kind, p)
+		if err != nil {
+			errs = append(errs, p)
+			continue
+		}
+		if best == nil || d.USDPerHour < best.USDPerHour-1e-9 {
+			dd := d
+			best = &dd
+		}
+	}
+	if best == nil {
+		return PricedDeployment{}, &PriceError{Msg: fmt.Sprintf("--provider any: no provider rents every GPU of the deployment at %s prices (%s)", kind, strings.Join(gpuNames(groups), ", "))}
+	}
+	return *best, nil
+}
+
+func providersOf(ins []*catalog.Instance) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, in := range ins {
+		if !seen[in.Provider] {
+			seen[in.Provider] = true
+			out = append(out, in.Provider)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func gpuNames(groups []WorkerGroup) []string {
+	var out []string
+	for _, g := range groups {
+		if !slices.Contains(out, g.GPU.Name) {
+			out = append(out, g.GPU.Name)
+		}
+	}
+	return out
+}
+
+// priceAt prices the deployment at one provider.
+func priceAt(groups []WorkerGroup, o PriceOptions, kind, provider string) (PricedDeployment, error) {
+	d := PricedDeployment{Known: true, Provider: provider}
+	source := func(s string) {
+		if !slices.Contains(d.Sources, s) {
+			d.Sources = append(d.Sources, s)
+		}
+	}
+	for _, name := range gpuNames(groups) {
+		var g *catalog.GPU
+		var sizes []int // one entry per worker: its tp
+		for _, wg := range groups {
+			if wg.GPU.Name == name {
+				g = wg.GPU
+				for i := 0; i < wg.Workers; i++ {
+					sizes = append(sizes, max(1, wg.TP))
+				}
+			}
+		}
+		gpus := 0
+		for _, s := range sizes {
+			gpus += s
+		}
+		if usd, ok := o.GPUPrices[name]; ok {
+			d.Instances = append(d.Instances, InstanceUse{Type: "gpu-hour", GPU: name, GPUsPerInstance: 1, Count: gpus, USDPerHour: usd,
+				Source: "--price " + name})
+			d.USDPerHour += usd * float64(gpus)
+			source("--price " + name)
+			continue
+		}
+		types := typesFor(o.Instances, g, provider, kind)
+		if len(types) == 0 {
+			if o.Strict {
+				return PricedDeployment{}, &PriceError{Msg: noInstanceMsg(o.Instances, g, provider, kind)}
+			}
+			usd := gpuPrice(g, kind)
+			if usd <= 0 {
+				d.Known = false
+				d.Unknown = append(d.Unknown, fmt.Sprintf("no %s price for %s: %s has no instance of it and the catalog no per-GPU %s price (--price %s=USD sets one)", kind, name, provider, kind, name))
+				continue
+			}
+			d.Instances = append(d.Instances, InstanceUse{Type: "gpu-hour", GPU: name, GPUsPerInstance: 1, Count: gpus, USDPerHour: usd,
+				Source: g.PriceSource})
+			d.USDPerHour += usd * float64(gpus)
+			d.Notes = append(d.Notes, fmt.Sprintf("%s rents no %s: priced at the catalog's %s per-GPU price, $%.2f/GPU-hour (%s)", provider, name, kind, usd, g.PriceSource))
+			source(g.PriceSource)
+			continue
+		}
+		maxTP := slices.Max(sizes)
+		fit := types[:0:0]
+		for _, t := range types {
+			if t.GPUs >= maxTP || t.PerGPU {
+				fit = append(fit, t)
+			}
+		}
+		if len(fit) == 0 {
+			return PricedDeployment{}, &PriceError{Msg: fmt.Sprintf("%s's largest %s instance (%s, %d GPUs) cannot hold a worker of tp %d: its ranks must share one node", provider, name, types[len(types)-1].Name, types[len(types)-1].GPUs, maxTP)}
+		}
+		uses := pack(sizes, fit, kind)
+		for _, u := range uses {
+			d.USDPerHour += u.USDPerHour * float64(u.Count)
+			d.IdleGPUs += u.IdleGPUs
+			source(u.Source)
+		}
+		d.Instances = append(d.Instances, uses...)
+		for _, u := range uses {
+			if o.Now.IsZero() || u.AsOf == "" {
+				continue
+			}
+			if t, err := time.Parse(time.DateOnly, u.AsOf); err == nil && o.Now.Sub(t) > 365*24*time.Hour {
+				d.Notes = append(d.Notes, fmt.Sprintf("the price of %s is of %s, more than a year old", u.Type, u.AsOf))
+			}
+		}
+	}
+	if !d.Known {
+		d.USDPerHour = 0
+	}
+	return d, nil
+}
+
+// gpuPrice is the catalog's per-GPU price of g under a pricing kind.
+func gpuPrice(g *catalog.GPU, kind string) float64 {
+	switch kind {
+	case catalog.PricingOnDemand:
+		return g.USDPerHour
+	case catalog.PricingSpot:
+		return g.USDPerHourSpot
+	}
+	return 0
+}
+
+// typesFor lists a provider's instance types of GPU g priced under kind,
+// smallest first.
+func typesFor(ins []*catalog.Instance, g *catalog.GPU, provider, kind string) []*catalog.Instance {
+	var out []*catalog.Instance
+	for _, in := range ins {
+		if in.Provider == provider && gpuIs(in.GPU, g) && in.Price(kind) > 0 {
+			out = append(out, in)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *catalog.Instance) int { return cmp.Or(cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(a.Name, b.Name)) })
+	return out
+}
+
+// gpuIs reports whether an instance's GPU name is g (its name or an alias).
+func gpuIs(name string, g *catalog.GPU) bool {
+	if strings.EqualFold(name, g.Name) {
+		return true
+	}
+	for _, a := range g.Aliases {
+		if strings.EqualFold(name, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// noInstanceMsg explains why an asked-for provider and pricing price no g.
+func noInstanceMsg(ins []*catalog.Instance, g *catalog.GPU, provider, kind string) string {
+	var have, kinds []string
+	for _, in := range ins {
+		if !gpuIs(in.GPU, g) {
+			continue
+		}
+		if in.Price(kind) > 0 && !slices.Contains(have, in.Provider) {
+			have = append(have, in.Provider)
+		}
+		if in.Provider == provider {
+			for _, k := range catalog.Pricings {
+				if in.Price(k) > 0 && !slices.Contains(kinds, k) {
+					kinds = append(kinds, k)
+				}
+			}
+		}
+	}
+	msg := fmt.Sprintf("no %s price for %s at %s", kind, g.Name, provider)
+	switch {
+	case len(kinds) > 0:
+		msg += fmt.Sprintf(": the catalog has %s's %s prices (%s)", provider, g.Name, strings.Join(kinds, ", "))
+	case len(have) > 0:
+		msg += fmt.Sprintf(": %s rents none in the catalog; %s price it (%s)", provider, strings.Join(have, ", "), kind)
+	default:
+		msg += fmt.Sprintf(": no provider in the catalog has a %s price for it", kind)
+	}
+	return msg + "; give --price-file with your own, or --price " + g.Name + "=USD"
+}
+
+// ffd packs worker sizes first-fit decreasing into bins of capacity c and
+// returns the bins' contents.
+func ffd(sizes []int, c int) [][]int {
+	s := append([]int(nil), sizes...)
+	sort.Sort(sort.Reverse(sort.IntSlice(s)))
+	var bins [][]int
+	var free []int
+	for _, x := range s {
+		placed := false
+		for i := range bins {
+			if free[i] >= x {
+				bins[i], free[i] = append(bins[i], x), free[i]-x
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			bins, free = append(bins, []int{x}), append(free, c-x)
+		}
+	}
+	return bins
+}
+
+// packing is a choice of instances for one GPU's workers.
+type packing struct {
+	cost  float64
+	idle  int
+	names string
+	uses  []InstanceUse
+}
+
+// pack picks the cheapest packing of sizes onto the instance types: all on
+// one type, or all but the last instance's workers on one type and those on
+// another. Ties go to fewer idle GPUs, then to the types' names.
+func pack(sizes []int, types []*catalog.Instance, kind string) []InstanceUse {
+	use := func(t *catalog.Instance, bins [][]int) InstanceUse {
+		idle := 0
+		for _, b := range bins {
+			sum := 0
+			for _, x := range b {
+				sum += x
+			}
+			idle += t.GPUs - sum
+		}
+		return InstanceUse{Type: t.Name, Provider: t.Provider, GPU: t.GPU, GPUsPerInstance: t.GPUs, Count: len(bins),
+			USDPerHour: t.Price(kind), IdleGPUs: idle, AsOf: t.AsOf, Source: t.Source}
+	}
+	total := func(us ...InstanceUse) packing {
+		p := packing{}
+		var names []string
+		for _, u := range us {
+			if u.Count == 0 {
+				continue
+			}
+			p.cost += u.USDPerHour * float64(u.Count)
+			p.idle += u.IdleGPUs
+			p.uses = append(p.uses, u)
+			names = append(names, u.Type)
+		}
+		p.names = strings.Join(names, "+")
+		return p
+	}
+	better := func(a, b packing) bool {
+		if math.Abs(a.cost-b.cost) > 1e-9 {
+			return a.cost < b.cost
+		}
+		if a.idle != b.idle {
+			return a.idle < b.idle
+		}
+		return a.names < b.names
+	}
+	var best *packing
+	consider := func(p packing) {
+		if best == nil || better(p, *best) {
+			best = &p
+		}
+	}
+	for _, a := range types {
+		if a.PerGPU {
+			// By the GPU-hour: every worker's GPUs, none idle.
+			gpus := 0
+			for _, x := range sizes {
+				gpus += x
+			}
+			consider(total(InstanceUse{Type: a.Name, Provider: a.Provider, GPU: a.GPU, GPUsPerInstance: 1, Count: gpus,
+				USDPerHour: a.Price(kind), AsOf: a.AsOf, Source: a.Source}))
+			continue
+		}
+		bins := ffd(sizes, a.GPUs)
+		consider(total(use(a, bins)))
+		if len(bins) < 2 {
+			continue
+		}
+		last := bins[len(bins)-1]
+		for _, b := range types {
+			if b == a || b.PerGPU || b.GPUs < slices.Max(last) {
+				continue
+			}
+			consider(total(use(a, bins[:len(bins)-1]), use(b, ffd(last, b.GPUs))))
+		}
+	}
+	return best.uses
+}
