@@ -19,7 +19,7 @@ type Instance struct {
 	// PerGPU marks a rate per GPU-hour on nodes the provider assigns (gpus
 	// = 1): a worker of any tp fits, and no GPU is left idle.
 	PerGPU bool   `toml:"per_gpu" json:"per_gpu,omitempty"`
-	Region   string `toml:"region" json:"region,omitempty"`
+	Region string `toml:"region" json:"region,omitempty"`
 
 	USDPerHour           float64 `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`                         // on-demand
 	USDPerHourSpot       float64 `toml:"usd_per_hour_spot" json:"usd_per_hour_spot,omitempty"`               // a spot (preemptible) sample

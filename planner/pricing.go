@@ -235,7 +235,9 @@ func typesFor(ins []*catalog.Instance, g *catalog.GPU, provider, kind string) []
 			out = append(out, in)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *catalog.Instance) int { return cmp.Or(cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(a.Name, b.Name)) })
+	slices.SortStableFunc(out, func(a, b *catalog.Instance) int {
+		return cmp.Or(cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(a.Name, b.Name))
+	})
 	return out
 }
 
