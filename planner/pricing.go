@@ -191,7 +191,10 @@ func priceAt(groups []WorkerGroup, o PriceOptions, kind, provider string) (Price
 			}
 		}
 		if len(fit) == 0 {
-			return PricedDeployment{}, &PriceError{Msg: fmt.Sprintf("%s's largest %s instance (%s, %d GPUs) cannot hold a worker of tp %d: its ranks must share one node", provider, name, types[len(types)-1].Name, types[len(types)-1].GPUs, maxTP)}
+			big := types[len(types)-1]
+			d.Known = false
+			d.Unknown = append(d.Unknown, fmt.Sprintf("%s's largest %s instance (%s, %d GPUs) cannot hold a worker of tp %d, whose ranks share one node", provider, name, big.Name, big.GPUs, maxTP))
+			continue
 		}
 		uses := pack(sizes, fit, kind)
 		for _, u := range uses {
