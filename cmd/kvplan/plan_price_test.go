@@ -143,3 +143,52 @@ func TestPlanPricingRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanAndCheckPriceAlike: kvplan check prices the plan file plan
+// writes through the same function as plan (whole instances of the
+// default provider), for an aggregated and a disaggregated best.
+func TestPlanAndCheckPriceAlike(t *testing.T) {
+	for _, args := range [][]string{
+		{"--rate", "20", "--itl-p95", "50ms", "--link", "ib-ndr"},
+		{"--rate", "40", "--itl-p95", "35ms", "--link", "ib-ndr"},
+	} {
+		path := filepath.Join(t.TempDir(), "plan.toml")
+		out, errs, code := kvplan(t, append(append(append([]string{}, emitBase...), args...), "--write-plan", path, "-o", "json")...)
+		if code != 0 {
+			t.Fatalf("plan: exit %d: %s", code, errs)
+		}
+		var doc struct {
+			Best struct {
+				USDPerHour float64 `json:"usd_per_hour"`
+			} `json:"best"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		out, errs, code = kvplan(t, "check", path, "-o", "json")
+		if code != 0 {
+			t.Fatalf("check: exit %d: %s", code, errs)
+		}
+		var chk struct {
+			Figures []struct {
+				Name  string  `json:"name"`
+				Value float64 `json:"value"`
+			} `json:"figures"`
+		}
+		if err := json.Unmarshal([]byte(out), &chk); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, f := range chk.Figures {
+			if f.Name == "usd_per_hour" {
+				found = true
+				if math.Abs(f.Value-doc.Best.USDPerHour) > 0.005 {
+					t.Errorf("%v: check's usd_per_hour %g, plan's %g", args, f.Value, doc.Best.USDPerHour)
+				}
+			}
+		}
+		if !found || doc.Best.USDPerHour == 0 {
+			t.Errorf("%v: no usd_per_hour to compare (plan %g)", args, doc.Best.USDPerHour)
+		}
+	}
+}
