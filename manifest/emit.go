@@ -41,6 +41,9 @@ type EmitOptions struct {
 	// Header lines become the file's leading comment (what was planned, the
 	// predicted figures), each prefixed "# ".
 	Header []string
+	// FileName is the name the output is written under, for the script's
+	// usage line; "" = serve-<format>.sh.
+	FileName string
 	// NodeGPUs is the GPUs of one node, for placing a script's workers on
 	// nodes; 0 = 8.
 	NodeGPUs int

@@ -91,7 +91,11 @@ func (d *deployment) script() ([]byte, error) {
 	}
 	fmt.Fprintf(&b, "#\n# %d node(s) of %d GPUs. Run this script on each, with NODE set to the node's index and HOSTS to the\n", nodes, d.nodeGPUs())
 	fmt.Fprintf(&b, "# nodes' addresses in order; node 0 also runs the router on port %d:\n", routerPort)
-	fmt.Fprintf(&b, "#   NODE=0 HOSTS=\"10.0.0.1%s\" sh %s\n", moreHosts(nodes), scriptName(format))
+	name := d.o.FileName
+	if name == "" {
+		name = scriptName(format)
+	}
+	fmt.Fprintf(&b, "#   NODE=0 HOSTS=\"10.0.0.1%s\" sh %s\n", moreHosts(nodes), shellQuote(name))
 	b.WriteString("set -eu\n")
 	fmt.Fprintf(&b, ": \"${NODE:?set NODE to the index of this node, 0 to %d}\"\n", nodes-1)
 	b.WriteString(": \"${HOSTS:=127.0.0.1}\"\n")

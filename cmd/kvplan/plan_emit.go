@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -82,9 +83,10 @@ func writeDeployment(c *cli.Context, cat *catalog.Catalog, q *capacity.Query, re
 	if model == "" {
 		model = q.Model.Name
 	}
-	opts := manifest.EmitOptions{Model: model, EngineVersion: q.Engine.Newest(), Header: q.Summary(cand),
-		DefaultKVDtype: q.Model.KVDtype, DefaultBlockSize: q.Engine.DefaultBlockSize}
+	opts := manifest.EmitOptions{Model: model, EngineVersion: q.Engine.Newest(), Header: append(q.Summary(cand), capacity.PriceLine(cand)),
+		DefaultKVDtype: q.Model.KVDtype, DefaultBlockSize: q.Engine.DefaultBlockSize, NodeGPUs: capacity.NodeGPUs(cand)}
 	for _, e := range emits {
+		opts.FileName = filepath.Base(e.path)
 		data, err := manifest.Emit(e.format, plan, opts)
 		if err != nil {
 			return fmt.Errorf("--emit %s=%s: %w", e.format, e.path, err)

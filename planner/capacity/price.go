@@ -167,3 +167,40 @@ func (q *Query) priceCandidate(c *Candidate) {
 	c.USDPerHour, c.Price = &usd, "known"
 	c.PriceSource = strings.Join(d.Sources, "; ")
 }
+
+// NodeGPUs is the GPUs of the largest instance c's workers are packed onto,
+// the node size an emitted script places workers on; 0 when c rents none
+// (priced by the GPU-hour, or owned).
+func NodeGPUs(c *Candidate) int {
+	n := 0
+	for _, u := range c.Instances {
+		if u.Type != "gpu-hour" && !strings.HasSuffix(u.Type, "-gpu-hour") {
+			n = max(n, u.GPUsPerInstance)
+		}
+	}
+	return n
+}
+
+// PriceLine says in one line what c costs and on what, for a written
+// file's header.
+func PriceLine(c *Candidate) string {
+	cost := "price unknown"
+	if c.USDPerHour != nil {
+		cost = fmt.Sprintf("$%.2f/h", *c.USDPerHour)
+	}
+	var on []string
+	for _, u := range c.Instances {
+		on = append(on, fmt.Sprintf("%d × %s", u.Count, u.Type))
+	}
+	switch {
+	case c.Owned != nil:
+		return fmt.Sprintf("Priced as owned GPUs: %s (%s).", cost, c.PriceSource)
+	case len(on) > 0:
+		s := fmt.Sprintf("Priced on %s: %s", strings.Join(on, " + "), cost)
+		if c.IdleGPUs > 0 {
+			s += fmt.Sprintf(", %d GPUs idle", c.IdleGPUs)
+		}
+		return s + "."
+	}
+	return "Priced: " + cost + "."
+}
