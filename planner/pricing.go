@@ -145,19 +145,14 @@ func priceAt(groups []WorkerGroup, o PriceOptions, kind, provider string) (Price
 	}
 	for _, name := range gpuNames(groups) {
 		var g *catalog.GPU
-		var sizes []int // one entry per worker: its tp
+		l := load{} // tp → workers
 		for _, wg := range groups {
 			if wg.GPU.Name == name {
 				g = wg.GPU
-				for i := 0; i < wg.Workers; i++ {
-					sizes = append(sizes, max(1, wg.TP))
-				}
+				l[max(1, wg.TP)] += wg.Workers
 			}
 		}
-		gpus := 0
-		for _, s := range sizes {
-			gpus += s
-		}
+		gpus, maxTP := l.gpus(), l.maxTP()
 		if usd, ok := o.GPUPrices[name]; ok {
 			d.Instances = append(d.Instances, InstanceUse{Type: "gpu-hour", GPU: name, GPUsPerInstance: 1, Count: gpus, USDPerHour: usd,
 				Source: "--price " + name})
@@ -183,7 +178,6 @@ func priceAt(groups []WorkerGroup, o PriceOptions, kind, provider string) (Price
 			source(g.PriceSource)
 			continue
 		}
-		maxTP := slices.Max(sizes)
 		fit := types[:0:0]
 		for _, t := range types {
 			if t.GPUs >= maxTP || t.PerGPU {
@@ -196,7 +190,7 @@ func priceAt(groups []WorkerGroup, o PriceOptions, kind, provider string) (Price
 			d.Unknown = append(d.Unknown, fmt.Sprintf("%s's largest %s instance (%s, %d GPUs) cannot hold a worker of tp %d, whose ranks share one node", provider, name, big.Name, big.GPUs, maxTP))
 			continue
 		}
-		uses := pack(sizes, fit, kind)
+		uses := pack(l, fit, kind)
 		for _, u := range uses {
 			d.USDPerHour += u.USDPerHour * float64(u.Count)
 			d.IdleGPUs += u.IdleGPUs
@@ -287,27 +281,104 @@ func noInstanceMsg(ins []*catalog.Instance, g *catalog.GPU, provider, kind strin
 	return msg + "; give --price-file with your own, or --price " + g.Name + "=USD"
 }
 
-// ffd packs worker sizes first-fit decreasing into bins of capacity c and
-// returns the bins' contents.
-func ffd(sizes []int, c int) [][]int {
-	s := append([]int(nil), sizes...)
-	sort.Sort(sort.Reverse(sort.IntSlice(s)))
-	var bins [][]int
-	var free []int
-	for _, x := range s {
-		placed := false
-		for i := range bins {
-			if free[i] >= x {
-				bins[i], free[i] = append(bins[i], x), free[i]-x
-				placed = true
-				break
-			}
-		}
-		if !placed {
-			bins, free = append(bins, []int{x}), append(free, c-x)
+// load is workers to pack, by tp.
+type load map[int]int
+
+func (l load) gpus() int {
+	n := 0
+	for tp, w := range l {
+		n += tp * w
+	}
+	return n
+}
+
+func (l load) maxTP() int {
+	m := 0
+	for tp, w := range l {
+		if w > 0 {
+			m = max(m, tp)
 		}
 	}
-	return bins
+	return m
+}
+
+// tps lists the load's sizes, largest first.
+func (l load) tps() []int {
+	var out []int
+	for tp, w := range l {
+		if w > 0 {
+			out = append(out, tp)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(out)))
+	return out
+}
+
+// divides reports whether every size is a power of two that divides c:
+// then first-fit decreasing fills every bin but the last, and needs no
+// search.
+func (l load) divides(c int) bool {
+	for _, tp := range l.tps() {
+		if tp&(tp-1) != 0 || c%tp != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// bins packs the load first-fit decreasing into bins of capacity c: the
+// number of bins, the GPUs they leave idle, and what the last bin holds.
+// With sizes that divide c this is arithmetic (every bin but the last is
+// full, and the last holds the smallest workers); otherwise the workers
+// are placed one by one.
+func (l load) bins(c int) (n, idle int, last load) {
+	if l.divides(c) {
+		sum := l.gpus()
+		n = (sum + c - 1) / c
+		idle = n*c - sum
+		r := sum - (n-1)*c // the last bin's GPUs: the smallest workers
+		last = load{}
+		tps := l.tps()
+		for i := len(tps) - 1; i >= 0 && r > 0; i-- {
+			tp := tps[i]
+			k := min(l[tp], r/tp)
+			last[tp], r = k, r-k*tp
+		}
+		return n, idle, last
+	}
+	var free []int
+	var contents []load
+	for _, tp := range l.tps() {
+		for k := 0; k < l[tp]; k++ {
+			placed := false
+			for i := range free {
+				if free[i] >= tp {
+					free[i] -= tp
+					contents[i][tp]++
+					placed = true
+					break
+				}
+			}
+			if !placed {
+				free, contents = append(free, c-tp), append(contents, load{tp: 1})
+			}
+		}
+	}
+	for _, f := range free {
+		idle += f
+	}
+	return len(free), idle, contents[len(contents)-1]
+}
+
+// minus is l without the workers of m.
+func (l load) minus(m load) load {
+	out := load{}
+	for tp, w := range l {
+		if w-m[tp] > 0 {
+			out[tp] = w - m[tp]
+		}
+	}
+	return out
 }
 
 // packing is a choice of instances for one GPU's workers.
@@ -318,20 +389,12 @@ type packing struct {
 	uses  []InstanceUse
 }
 
-// pack picks the cheapest packing of sizes onto the instance types: all on
-// one type, or all but the last instance's workers on one type and those on
-// another. Ties go to fewer idle GPUs, then to the types' names.
-func pack(sizes []int, types []*catalog.Instance, kind string) []InstanceUse {
-	use := func(t *catalog.Instance, bins [][]int) InstanceUse {
-		idle := 0
-		for _, b := range bins {
-			sum := 0
-			for _, x := range b {
-				sum += x
-			}
-			idle += t.GPUs - sum
-		}
-		return InstanceUse{Type: t.Name, Provider: t.Provider, GPU: t.GPU, GPUsPerInstance: t.GPUs, Count: len(bins),
+// pack picks the cheapest packing of the load onto the instance types: all
+// on one type, or all but the last instance's workers on one type and those
+// on another. Ties go to fewer idle GPUs, then to the types' names.
+func pack(l load, types []*catalog.Instance, kind string) []InstanceUse {
+	use := func(t *catalog.Instance, n, idle int) InstanceUse {
+		return InstanceUse{Type: t.Name, Provider: t.Provider, GPU: t.GPU, GPUsPerInstance: t.GPUs, Count: n,
 			USDPerHour: t.Price(kind), IdleGPUs: idle, AsOf: t.AsOf, Source: t.Source}
 	}
 	total := func(us ...InstanceUse) packing {
@@ -367,25 +430,23 @@ func pack(sizes []int, types []*catalog.Instance, kind string) []InstanceUse {
 	for _, a := range types {
 		if a.PerGPU {
 			// By the GPU-hour: every worker's GPUs, none idle.
-			gpus := 0
-			for _, x := range sizes {
-				gpus += x
-			}
-			consider(total(InstanceUse{Type: a.Name, Provider: a.Provider, GPU: a.GPU, GPUsPerInstance: 1, Count: gpus,
-				USDPerHour: a.Price(kind), AsOf: a.AsOf, Source: a.Source}))
+			consider(total(use(a, l.gpus(), 0)))
 			continue
 		}
-		bins := ffd(sizes, a.GPUs)
-		consider(total(use(a, bins)))
-		if len(bins) < 2 {
+		n, idle, last := l.bins(a.GPUs)
+		consider(total(use(a, n, idle)))
+		if n < 2 {
 			continue
 		}
-		last := bins[len(bins)-1]
+		// The last instance's workers on another type; the others are full
+		// (or, with sizes that do not divide the instance, as first-fit left them).
+		nr, restIdle, _ := l.minus(last).bins(a.GPUs)
 		for _, b := range types {
-			if b == a || b.PerGPU || b.GPUs < slices.Max(last) {
+			if b == a || b.PerGPU || b.GPUs < last.maxTP() {
 				continue
 			}
-			consider(total(use(a, bins[:len(bins)-1]), use(b, ffd(last, b.GPUs))))
+			nb, idleB, _ := last.bins(b.GPUs)
+			consider(total(use(a, nr, restIdle), use(b, nb, idleB)))
 		}
 	}
 	return best.uses

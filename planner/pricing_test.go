@@ -118,3 +118,26 @@ func TestPriceInstancesRefuses(t *testing.T) {
 		t.Errorf("mi325x: %+v, %v; want an unknown price with a reason", d, err)
 	}
 }
+
+// TestPackOddInstances: instances whose GPUs the workers' sizes do not
+// divide are packed worker by worker, first-fit decreasing. On 6-GPU
+// instances at $6: 3 tp4 workers take one each (2 GPUs idle on each: $18,
+// 6 idle); a tp4 and a tp2 share one ($6, none idle).
+func TestPackOddInstances(t *testing.T) {
+	_, gpu := pricingCatalog(t)
+	h100 := gpu("h100-sxm")
+	six := []*catalog.Instance{{Name: "x/six", Provider: "x", Type: "six", GPU: "h100-sxm", GPUs: 6, USDPerHour: 6, AsOf: "2026-12-01", Source: "test"}}
+	for _, c := range []struct {
+		groups []WorkerGroup
+		usd    float64
+		idle   int
+	}{
+		{[]WorkerGroup{{h100, 4, 3}}, 18, 6},
+		{[]WorkerGroup{{h100, 4, 1}, {h100, 2, 1}}, 6, 0},
+	} {
+		d, err := PriceInstances(c.groups, PriceOptions{Provider: "x", Strict: true, Instances: six})
+		if err != nil || d.USDPerHour != c.usd || d.IdleGPUs != c.idle {
+			t.Errorf("%+v: $%g, %d idle, %v; want $%g, %d idle", c.groups, d.USDPerHour, d.IdleGPUs, err, c.usd, c.idle)
+		}
+	}
+}

@@ -392,6 +392,8 @@ func BenchmarkSearch3GPUs2Links(b *testing.B) {
 	for b.Loop() {
 		q := exampleQuery(b, cat)
 		q.GPUOptions, q.Links, q.Timers = gpus, ls, timers
+		// Every candidate priced as whole instances, as kvplan plan does.
+		q.Instances = cat.Instances
 		if _, err := Search(q); err != nil {
 			b.Fatal(err)
 		}
