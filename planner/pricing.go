@@ -451,3 +451,23 @@ func pack(l load, types []*catalog.Instance, kind string) []InstanceUse {
 	}
 	return best.uses
 }
+
+// CheapestPerGPU is the lowest per-GPU rate among a provider's instance
+// types of g (any provider's with ProviderAny) that hold a worker of tp,
+// priced under kind, and the instance it comes from; ok is false when none
+// does. It is what sizing ranks worker counts by.
+func CheapestPerGPU(ins []*catalog.Instance, g *catalog.GPU, tp int, provider, kind string) (usd float64, source string, ok bool) {
+	best := math.Inf(1)
+	for _, in := range ins {
+		if provider != ProviderAny && in.Provider != provider || !gpuIs(in.GPU, g) {
+			continue
+		}
+		if p := in.Price(kind); p > 0 && (in.GPUs >= tp || in.PerGPU) && p/float64(in.GPUs) < best {
+			best, source = p/float64(in.GPUs), fmt.Sprintf("%s: %s $%g/h ÷ %d", kind, in.Name, p, in.GPUs)
+		}
+	}
+	if math.IsInf(best, 1) {
+		return 0, "", false
+	}
+	return best, source, true
+}

@@ -3,7 +3,6 @@ package capacity
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/kvplan/kvplan/catalog"
@@ -67,20 +66,8 @@ func (q *Query) perGPU(g *catalog.GPU, tp int) (usd float64, source string, ok b
 		return 0, "owned", false // owned GPUs cost their power and capex: sized by GPUs
 	}
 	kind := q.Pricing
-	best := math.Inf(1)
-	for _, in := range q.Instances {
-		if q.provider() != planner.ProviderAny && in.Provider != q.provider() {
-			continue
-		}
-		if !catalogGPU(in.GPU, g) {
-			continue
-		}
-		if p := in.Price(kind); p > 0 && (in.GPUs >= tp || in.PerGPU) && p/float64(in.GPUs) < best {
-			best, source = p/float64(in.GPUs), fmt.Sprintf("%s: %s $%g/h ÷ %d", kind, in.Name, p, in.GPUs)
-		}
-	}
-	if !math.IsInf(best, 1) {
-		return best, source, true
+	if usd, source, ok := planner.CheapestPerGPU(q.Instances, g, tp, q.provider(), kind); ok {
+		return usd, source, true
 	}
 	if q.ProviderStrict || q.provider() == planner.ProviderAny {
 		return 0, fmt.Sprintf("no %s price for %s at %s", kind, g.Name, q.provider()), false
@@ -92,11 +79,6 @@ func (q *Query) perGPU(g *catalog.GPU, tp int) (usd float64, source string, ok b
 		return g.USDPerHour, "on-demand: " + g.PriceSource, true
 	}
 	return 0, "no " + kind + " price for " + g.Name + " in the catalog (--price " + g.Name + "=USD sets one)", false
-}
-
-// catalogGPU reports whether an instance's GPU name is g.
-func catalogGPU(name string, g *catalog.GPU) bool {
-	return strings.EqualFold(name, g.Name) || slices.ContainsFunc(g.Aliases, func(a string) bool { return strings.EqualFold(a, name) })
 }
 
 // busy is the share of time a worker's GPUs run iterations: prefill's
