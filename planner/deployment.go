@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
@@ -124,11 +125,11 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		}
 		dep.Pools = append(dep.Pools, pp)
 		dep.GPUs += pp.GPUs
-		dep.USDPerHour += float64(pp.GPUs) * pp.GPU.USDPerHour
 	}
 	d := &dep.Derivation
 	d.Add("gpus", float64(dep.GPUs), "GPUs", "Σ pools workers × pool tp (a pool that shares another's GPU adds none)", "%s", dep.gpuTerms())
-	d.Add("usd_per_hour", dep.USDPerHour, "$/h", "Σ pools GPUs × on-demand $/hour of the GPU", "%.2f", dep.USDPerHour)
+	priced := dep.price(cat)
+	d.Add("usd_per_hour", dep.USDPerHour, "$/h", "Σ instances × on-demand $/instance-hour (workers packed onto whole instances, as kvplan plan prices them; 0 = unknown)", "%s", priced)
 	if err := dep.planLatency(at); err != nil {
 		return nil, err
 	}
@@ -437,4 +438,32 @@ func (dep *Deployment) planRouting() {
 	d.Add("capacity_tokens", float64(r.CapacityTokens), "tokens",
 		"slots of one worker of the holder pool (round-robin/random: every worker holds every prefix), or of the whole pool (kv router)",
 		"pool %s: %d workers × %d slots, router %s", r.HolderPool, r.HolderWorkers, r.SlotsPerWorkerTokens, p.Router.Mode)
+}
+
+// price sets the deployment's on-demand cost the way kvplan plan prices a
+// candidate with its defaults (PriceInstances: whole instances of the
+// default provider, the catalog's per-GPU price for GPUs it does not
+// rent); 0 when a GPU has no price. It returns the instances, for the
+// derivation.
+func (dep *Deployment) price(cat *catalog.Catalog) string {
+	var groups []WorkerGroup
+	for _, pp := range dep.Pools {
+		if pp.GPUs > 0 {
+			groups = append(groups, WorkerGroup{GPU: pp.GPU, TP: pp.TP, Workers: pp.Workers})
+		}
+	}
+	d, err := PriceInstances(groups, PriceOptions{Instances: cat.Instances})
+	if err != nil || !d.Known {
+		dep.USDPerHour = 0
+		if err != nil {
+			return err.Error()
+		}
+		return strings.Join(d.Unknown, "; ")
+	}
+	dep.USDPerHour = d.USDPerHour
+	var parts []string
+	for _, u := range d.Instances {
+		parts = append(parts, fmt.Sprintf("%d × %s at $%g", u.Count, u.Type, u.USDPerHour))
+	}
+	return strings.Join(parts, " + ")
 }

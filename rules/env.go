@@ -152,7 +152,7 @@ type PredictedEnv struct {
 // CostEnv is what the deployment costs to run.
 type CostEnv struct {
 	GPUs       int     `expr:"gpus" unit:"GPUs" desc:"GPUs of the whole deployment: Σ pools workers × tp, a GPU shared by two pools counted once"`
-	USDPerHour float64 `expr:"usd_per_hour" unit:"$/h" desc:"on-demand cost of those GPUs from the catalog's usd_per_hour (0 for consumer parts)"`
+	USDPerHour float64 `expr:"usd_per_hour" unit:"$/h" desc:"on-demand cost of those GPUs as whole instances of the default provider (kvplan plan's pricing; 0 = unknown)"`
 }
 
 type PoolEnv struct {

@@ -20,6 +20,15 @@ type Candidate struct {
 	USDPerMillionOutputTokens *float64 `json:"usd_per_million_output_tokens"`
 	Price                     string   `json:"price"` // "known" or "unknown"
 	PriceSource               string   `json:"price_source"`
+	// What the price is made of: the provider, the instances the workers
+	// are packed onto (and the GPUs they leave idle), or an owned cluster's
+	// energy and amortisation; the power the deployment draws.
+	Provider   string                `json:"provider,omitempty"`
+	Instances  []planner.InstanceUse `json:"instances,omitempty"`
+	IdleGPUs   int                   `json:"idle_gpus"`
+	Owned      *planner.OwnedCost    `json:"owned,omitempty"`
+	PowerKW    *float64              `json:"power_kw"`              // null when a GPU's TDP is unknown
+	PriceNotes []string              `json:"price_notes,omitempty"` // per-GPU fallbacks, prices older than a year
 
 	RatePerS             float64 `json:"requests_per_s"`          // the rate the figures below are at
 	RequestsPerSCapacity float64 `json:"requests_per_s_capacity"` // highest rate these pools carry within the SLO
@@ -65,7 +74,7 @@ type Pool struct {
 	BatchCap            int     `json:"batch_cap"`           // sequences a worker runs at once (max_num_seqs or KV slots)
 	Batch               float64 `json:"batch"`               // mean decoding sequences per worker at the rate
 	PrefillUtilization  float64 `json:"prefill_utilization"` // GPU time prefill takes, per worker
-	USDPerGPUHour       float64 `json:"usd_per_gpu_hour"`    // 0 with an unknown price
+	USDPerGPUHour       float64 `json:"usd_per_gpu_hour"`    // the per-GPU rate the sizing ranked by; 0 = unknown
 
 	smallerBudget bool // max_num_batched_tokens lowered below the engine's default
 }
