@@ -33,6 +33,7 @@ type Catalog struct {
 	GPUs         []*GPU
 	Engines      []*Engine
 	Efficiencies []*Efficiency // keyed by GPU × engine × dtype, sorted by key
+	Instances    []*Instance   // instance types and their prices, by name (provider/type)
 }
 
 // fileData is the shape of one catalog file: any mix of the four kinds.
@@ -42,6 +43,7 @@ type fileData struct {
 	GPUs         []GPU        `toml:"gpu"`
 	Engines      []Engine     `toml:"engine"`
 	Efficiencies []Efficiency `toml:"efficiency"`
+	Instances    []Instance   `toml:"instance"`
 }
 
 // Load returns the embedded catalog with each user directory merged over it,
@@ -67,6 +69,9 @@ func Load(userDirs ...string) (*Catalog, error) {
 	}
 	if added { // the embedded entries come sorted (TestLoadSorted)
 		c.sort()
+		if err := c.checkInstanceGPUs(); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -91,6 +96,9 @@ func LoadEmbeddedTOML() (*Catalog, error) {
 		}
 	}
 	c.sort()
+	if err := c.checkInstanceGPUs(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -203,6 +211,15 @@ func (c *Catalog) addFile(file string, data []byte) error {
 		e.File, e.Line = file, idx.InArray("efficiency", i)
 		c.Efficiencies = replace(c.Efficiencies, e, (*Efficiency).Key)
 	}
+	for i := range fd.Instances {
+		in := &fd.Instances[i]
+		in.Name = strings.ToLower(in.Name)
+		if err := check("instance", i, in.Name, append(in.validate(), numberErrs(in)...)); err != nil {
+			return err
+		}
+		in.File, in.Line = file, idx.InArray("instance", i)
+		c.Instances = replace(c.Instances, in, func(x *Instance) string { return x.Name })
+	}
 	return nil
 }
 
@@ -229,4 +246,5 @@ func (c *Catalog) sort() {
 		return a.hasMin && (!b.hasMin || a.minV.less(b.minV)) || !a.hasMin && b.hasMin
 	})
 	sort.Slice(c.Efficiencies, func(i, j int) bool { return c.Efficiencies[i].Key() < c.Efficiencies[j].Key() })
+	sort.Slice(c.Instances, func(i, j int) bool { return c.Instances[i].Name < c.Instances[j].Name })
 }

@@ -178,6 +178,9 @@ type GPU struct {
 	USDPerHourSpot float64 `toml:"usd_per_hour_spot" json:"usd_per_hour_spot,omitempty"` // a spot price sample; 0 = unknown
 	PriceSource    string  `toml:"price_source" json:"price_source,omitempty"`           // where the prices come from
 
+	TDPWatts  float64 `toml:"tdp_watts" json:"tdp_watts,omitempty"`   // maximum board power of one GPU, W; 0 = unknown
+	TDPSource string  `toml:"tdp_source" json:"tdp_source,omitempty"` // where it comes from, or why it is unknown
+
 	Source string `toml:"source" json:"source,omitempty"`
 
 	MemoryBytes                int64   `toml:"-" json:"memory_bytes"`

@@ -358,5 +358,8 @@ func (g *GPU) validate() []fieldErr {
 	if !(g.USDPerHourSpot >= 0) {
 		add("usd_per_hour_spot", "must be >= 0 (got %g; 0 = unknown)", g.USDPerHourSpot)
 	}
+	if !(g.TDPWatts >= 0) || g.TDPWatts > 10_000 {
+		add("tdp_watts", "must be between 0 (unknown) and 10000 W (got %g)", g.TDPWatts)
+	}
 	return errs
 }

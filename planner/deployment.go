@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
@@ -143,7 +144,6 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 	if err := dep.resolveLink(cat, at); err != nil {
 		return nil, err
 	}
-	priced := true
 	for _, name := range p.PoolNames() {
 		pp, err := dep.planPool(cat, name, at)
 		if err != nil {
@@ -151,13 +151,11 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		}
 		dep.Pools = append(dep.Pools, pp)
 		dep.GPUs += pp.GPUs
-		dep.USDPerHour += float64(pp.GPUs) * pp.GPU.USDPerHour
-		priced = priced && (pp.GPUs == 0 || priceKnown(pp.GPU))
 	}
-	dep.PriceKnown = priced
 	d := &dep.Derivation
 	d.Add("gpus", float64(dep.GPUs), "GPUs", "Σ pools workers × pool tp (a pool that shares another's GPU adds none)", "%s", dep.gpuTerms())
-	d.Add("usd_per_hour", dep.USDPerHour, "$/h", "Σ pools GPUs × on-demand $/hour of the GPU", "%.2f", dep.USDPerHour)
+	priced := dep.price(cat)
+	d.Add("usd_per_hour", dep.USDPerHour, "$/h", "Σ instances × on-demand $/instance-hour (workers packed onto whole instances, as kvplan plan prices them; 0 = unknown)", "%s", priced)
 	if err := dep.planLatency(at); err != nil {
 		return nil, err
 	}
@@ -493,4 +491,33 @@ func (dep *Deployment) planReach() {
 		dep.Derivation.Add("pd_gpus", float64(dep.PDGPUs), "GPUs", "Σ prefill and decode pools workers × tp: every GPU the link joins (any decode worker pulls from any prefill worker)", "%d", dep.PDGPUs)
 		dep.Derivation.Add("nvlink_domain_gpus", float64(dep.NVLinkDomainGPUs), "GPUs", "GPUs one NVLink domain of the pools' GPU joins (the catalog's nvlink_domain_gpus; 0 = no NVLink)", "%d", dep.NVLinkDomainGPUs)
 	}
+}
+
+// price sets the deployment's on-demand cost the way kvplan plan prices a
+// candidate with its defaults (PriceInstances: whole instances of the
+// default provider, the catalog's per-GPU price for GPUs it does not
+// rent); 0 when a GPU has no price. It returns the instances, for the
+// derivation.
+func (dep *Deployment) price(cat *catalog.Catalog) string {
+	var groups []WorkerGroup
+	for _, pp := range dep.Pools {
+		if pp.GPUs > 0 {
+			groups = append(groups, WorkerGroup{GPU: pp.GPU, TP: pp.TP, Workers: pp.Workers})
+		}
+	}
+	d, err := PriceInstances(groups, PriceOptions{Instances: cat.Instances})
+	dep.PriceKnown = err == nil && d.Known
+	if err != nil || !d.Known {
+		dep.USDPerHour = 0
+		if err != nil {
+			return err.Error()
+		}
+		return strings.Join(d.Unknown, "; ")
+	}
+	dep.USDPerHour = d.USDPerHour
+	var parts []string
+	for _, u := range d.Instances {
+		parts = append(parts, fmt.Sprintf("%d × %s at $%g", u.Count, u.Type, u.USDPerHour))
+	}
+	return strings.Join(parts, " + ")
 }

@@ -51,10 +51,11 @@ max_num_seqs = 64
 name = "ib-ndr"
 `)
 	pre, dec := dep.pool("prefill"), dep.pool("decode")
-	// GPUs: 1 × 4 + 2 × 8 = 20, at the catalog's on-demand price of one H100 each.
-	price := pre.GPU.USDPerHour
-	if dep.GPUs != 20 || pre.GPUs != 4 || dec.GPUs != 16 || math.Abs(dep.USDPerHour-20*price) > 1e-9 {
-		t.Errorf("GPUs %d (%d + %d), $%.2f/h; want 20 (4 + 16), 20 × $%.2f", dep.GPUs, pre.GPUs, dec.GPUs, dep.USDPerHour, price)
+	// GPUs: 1 × 4 + 2 × 8 = 20, on whole AWS p5.48xlarge instances of 8 H100s
+	// at $55.04 (catalog/data/instances.toml): the decode workers take one
+	// each and the prefill worker half of a third, so 3 × $55.04 = $165.12.
+	if dep.GPUs != 20 || pre.GPUs != 4 || dec.GPUs != 16 || math.Abs(dep.USDPerHour-3*55.04) > 1e-9 {
+		t.Errorf("GPUs %d (%d + %d), $%.2f/h; want 20 (4 + 16), 3 × $55.04", dep.GPUs, pre.GPUs, dec.GPUs, dep.USDPerHour)
 	}
 	// Weights per rank: ceil(70,553,706,496 × 2 / 4) = 35,276,853,248 and / 8 = 17,638,426,624.
 	if pre.Memory.TP != 4 || pre.Memory.WeightsBytes != 35_276_853_248 || dec.Memory.TP != 8 || dec.Memory.WeightsBytes != 17_638_426_624 {

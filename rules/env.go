@@ -164,8 +164,8 @@ type PredictedEnv struct {
 // CostEnv is what the deployment costs to run.
 type CostEnv struct {
 	GPUs       int     `expr:"gpus" unit:"GPUs" desc:"GPUs of the whole deployment: Σ pools workers × tp, a GPU shared by two pools counted once"`
-	USDPerHour float64 `expr:"usd_per_hour" unit:"$/h" desc:"on-demand cost of those GPUs from the catalog's usd_per_hour; 0 when price_known is false"`
-	PriceKnown bool    `expr:"price_known" unit:"" desc:"every GPU of the deployment has an on-demand price in the catalog (usd_per_hour means unknown when false)"`
+	USDPerHour float64 `expr:"usd_per_hour" unit:"$/h" desc:"on-demand cost of those GPUs as whole instances of the default provider (kvplan plan's pricing); 0 when price_known is false"`
+	PriceKnown bool    `expr:"price_known" unit:"" desc:"the deployment's on-demand price is known (usd_per_hour means unknown when false)"`
 }
 
 type PoolEnv struct {

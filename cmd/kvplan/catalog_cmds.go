@@ -178,7 +178,7 @@ func showLink(cat *catalog.Catalog, name string) (*report.Doc, error) {
 func listGPUs(cat *catalog.Catalog) *report.Doc {
 	var rows [][]string
 	for _, g := range cat.GPUs {
-		rows = append(rows, []string{g.Name, units.Bytes(g.MemoryBytes), fmt.Sprintf("%g", g.BF16TFLOPS), units.Rate(g.MemoryBandwidthBytes), units.USDOrUnknown(g.OnDemandUSD()), g.Description})
+		rows = append(rows, []string{g.Name, units.Bytes(g.MemoryBytes), fmt.Sprintf("%g", g.BF16TFLOPS), units.Rate(g.MemoryBandwidthBytes), priceOrUnknown(g.USDPerHour), g.Description})
 	}
 	return &report.Doc{
 		Title:    fmt.Sprintf("%d GPUs", len(rows)),
@@ -199,16 +199,47 @@ func showGPU(cat *catalog.Catalog, name string) (*report.Doc, error) {
 		{"dense fp8 / fp4 / int8", fmt.Sprintf("%g / %g TFLOP/s, %g TOP/s (0 = no such tensor path)", g.FP8TFLOPS, g.FP4TFLOPS, g.INT8TOPS)},
 		{"memory bandwidth", units.Rate(g.MemoryBandwidthBytes)},
 		{"interconnect", fmt.Sprintf("%s, %s per GPU one way", g.Interconnect, units.Rate(g.InterconnectBandwidthBytes))},
-		{"on-demand price", fmt.Sprintf("%s (spot %s): %s", perHour(g.OnDemandUSD()), perHour(g.SpotUSD()), g.PriceSource)},
+		{"price per GPU-hour", fmt.Sprintf("on-demand %s, spot %s: %s", dollarsOrUnknown(g.USDPerHour), dollarsOrUnknown(g.USDPerHourSpot), g.PriceSource)},
+		{"instances", instanceList(cat, g)},
+		{"board power (TDP)", wattsOrUnknown(g.TDPWatts) + ": " + g.TDPSource},
 		{"source", g.Source}, {"defined in", fmt.Sprintf("%s:%d", g.File, g.Line)},
 	}
 	return &report.Doc{Title: g.Name, Sections: []report.Section{{Header: []string{"field", "value"}, Rows: rows}}, JSON: g}, nil
 }
 
-// perHour prints a price per GPU-hour, or "unknown".
-func perHour(usd *float64) string {
-	if usd == nil {
-		return units.Unknown
+// priceOrUnknown is a per-GPU price to the cent, or "unknown" (never 0.00).
+func priceOrUnknown(v float64) string {
+	if v <= 0 {
+		return "unknown"
 	}
-	return units.USD(*usd) + "/hour"
+	return fmt.Sprintf("%.2f", v)
+}
+
+// dollarsOrUnknown is "$6.88", or "unknown".
+func dollarsOrUnknown(v float64) string {
+	if v <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("$%.2f", v)
+}
+
+// wattsOrUnknown is "700 W", or "unknown".
+func wattsOrUnknown(v float64) string {
+	if v <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%g W", v)
+}
+
+// instanceList names the instance types that hold g, with their GPUs and
+// on-demand price.
+func instanceList(cat *catalog.Catalog, g *catalog.GPU) string {
+	var out []string
+	for _, in := range cat.InstancesOf(g) {
+		out = append(out, fmt.Sprintf("%s (%d GPUs, on-demand %s/h, as of %s)", in.Name, in.GPUs, dollarsOrUnknown(in.USDPerHour), in.AsOf))
+	}
+	if len(out) == 0 {
+		return "none in the catalog"
+	}
+	return strings.Join(out, "; ")
 }

@@ -3,13 +3,14 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
-	"github.com/kvplan/kvplan/internal/safefile"
+	"github.com/kvplan/kvplan/manifest"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
@@ -23,7 +24,8 @@ func planCommand() *cli.Command {
 		UsageText: `kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1000ms --itl-p95 50ms --gpu h100-sxm --link ib-ndr
    kvplan plan --model llama-3.1-8b --isl 1024 --osl 256 --rate 50 --ttft-p95 500ms --itl-p95 30ms --gpu h100-sxm,a100-80gb,l40s --link ib-ndr,100gbe -o json
    kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --gpus 16 --ttft-p95 1s --itl-p95 50ms --gpu h100-sxm --link ib-ndr
-   kvplan plan ... --write-plan deploy/plan.toml --plot pareto.svg --explain`,
+   kvplan plan ... --write-plan deploy/plan.toml --plot pareto.svg --explain
+   kvplan plan ... --emit dynamo=deploy.yaml --emit vllm=serve.sh`,
 		Description: `Enumerates aggregated pools and disaggregated prefill/decode pools (each GPU
 offered, tp 1-8 per role, chunked-prefill budgets for aggregated pools, each
 link and dtype offered), sizes the workers of each at the rate from the engine
@@ -50,15 +52,25 @@ SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 			&cli.IntFlag{Name: "prefixes", Usage: "distinct shared prefixes (with --prefix-tokens), equally popular"},
 			&cli.IntFlag{Name: "prefix-tokens", Usage: "tokens of each shared prefix"},
 			&cli.IntFlag{Name: "max-gpus", Usage: "most GPUs a candidate may use (0 = no bound)"},
-			&cli.StringFlag{Name: "pricing", Value: capacity.PricingOnDemand, Usage: "GPU prices: " + orList(planPricings) + " (the catalog's cited AWS table)"},
-			&cli.StringSliceFlag{Name: "price", Usage: "GPU=USD per GPU-hour, over the catalog's price; repeatable"},
+			&cli.StringFlag{Name: "pricing", Value: capacity.PricingOnDemand, Usage: "instance prices: " + orList(catalog.Pricings) + " (the catalog lists no reserved prices: give them in --price-file)"},
+			&cli.StringFlag{Name: "provider", Usage: "provider whose instances the workers are packed onto (aws, lambda, oci, coreweave, ...; any: the cheapest; default aws, GPUs it does not rent at the catalog's per-GPU price)"},
+			&cli.StringFlag{Name: "price-file", Usage: "TOML file of [[instance]] entries (as catalog/data/instances.toml) merged over the catalog's instance prices"},
+			&cli.StringSliceFlag{Name: "price", Usage: "GPU=USD per GPU-hour, paid by the GPU with no instance, over the catalog's price; repeatable"},
+			&cli.BoolFlag{Name: "owned", Usage: "price owned GPUs: power (--usd-per-kwh, --pue) and amortisation (--capex-per-gpu over --amortize-years) instead of a list price"},
+			&cli.Float64Flag{Name: "usd-per-kwh", Usage: "with --owned: the electricity price, USD per kWh (required)"},
+			&cli.Float64Flag{Name: "pue", Usage: "facility power usage effectiveness, 1 to 10, that multiplies power_kw (default 1: the servers alone)"},
+			&cli.Float64Flag{Name: "capex-per-gpu", Usage: "with --owned: purchase price of one GPU with its share of the server, USD"},
+			&cli.Float64Flag{Name: "amortize-years", Usage: "with --owned and --capex-per-gpu: years the purchase is spread over"},
+			&cli.Float64Flag{Name: "host-watts-per-gpu", Usage: "host power per GPU in power_kw (default 575 W, DGX H100's 10.2 kW less its 8 × 700 W GPUs, ÷ 8)"},
 			&cli.Float64Flag{Name: "frontend-ms", Value: planner.DefaultFrontendMS, Usage: "frontend overhead per request in ms (FACTS §5: +13 ms)"},
 			&cli.IntFlag{Name: "verify", Value: 3, Usage: "replay the top N candidates with the timed simulator (0 = off)"},
 			&cli.IntFlag{Name: "sim-requests", Value: 2000, Usage: "requests per simulated candidate"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the simulated arrivals"},
 			&cli.IntFlag{Name: "top", Value: 4, Usage: "candidates side by side in the table"},
 			&cli.StringFlag{Name: "write-plan", Usage: "write the best deployment as a plan file for kvplan check"},
-			&cli.BoolFlag{Name: "force", Usage: "with --write-plan or --plot: replace an existing file"},
+			&cli.StringSliceFlag{Name: "emit", Usage: "write the best deployment as FORMAT=FILE, repeatable; FORMAT: " + strings.Join(manifest.EmitFormats, ", ") + " (kvplan check reads each back)"},
+			&cli.IntFlag{Name: "candidate", Usage: "with --write-plan or --emit: write the Nth ranked candidate (the table's #N) instead of the best"},
+			&cli.BoolFlag{Name: "force", Usage: "with --write-plan, --emit or --plot: replace an existing file"},
 			&cli.StringFlag{Name: "plot", Usage: "write an SVG of output tokens/s per GPU against tokens/s per user (Pareto front) per mode"},
 		),
 		Action: runPlan,
@@ -97,6 +109,10 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	emits, err := emitFlags(c)
+	if err != nil {
+		return err
+	}
 	res, err := capacity.Search(*q)
 	if err != nil {
 		return err
@@ -106,17 +122,8 @@ func runPlan(c *cli.Context) error {
 			return internalError{err}
 		}
 	}
-	if path := c.String("write-plan"); path != "" {
-		if res.Best == nil {
-			return fmt.Errorf("--write-plan %s: nothing meets the SLO, so there is no plan to write", path)
-		}
-		data, err := q.PlanFile(res.Best)
-		if err != nil {
-			return internalError{err}
-		}
-		if err := safefile.WriteAtomic(path, data, safefile.WriteOptions{Overwrite: c.Bool("force")}); err != nil {
-			return fmt.Errorf("--write-plan: %w (add --force to replace it)", err)
-		}
+	if err := writeDeployment(c, cat, q, res, emits); err != nil {
+		return err
 	}
 	if path := c.String("plot"); path != "" {
 		if err := writePlot(c, path, res, q); err != nil {
@@ -153,7 +160,7 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	if q.FrontendMS, err = floatIn(c, "frontend-ms", 0, 3_600_000, "ms"); err != nil {
 		return nil, err
 	}
-	if q.Pricing, err = parseEnumFlag("--pricing", c.String("pricing"), planPricings); err != nil { // SPOT is spot
+	if q.Pricing, err = parseEnumFlag("--pricing", c.String("pricing"), catalog.Pricings); err != nil { // SPOT is spot
 		return nil, err
 	}
 	if q.Model, err = cat.Model(c.String("model")); err != nil {
@@ -237,14 +244,14 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	if q.Prices, err = priceFlags(c, cat); err != nil {
 		return nil, err
 	}
+	if err := pricingFlags(c, cat, q); err != nil {
+		return nil, err
+	}
 	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	return q, nil
 }
-
-// planPricings are --pricing's values.
-var planPricings = []string{capacity.PricingOnDemand, capacity.PricingSpot}
 
 // sloFlag reads a latency SLO: a duration ("1s", "50ms", a bare number is ms).
 func sloFlag(c *cli.Context, name string) (float64, error) {
@@ -320,6 +327,11 @@ func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 		}
 	}
 	for _, col := range cols {
+		for _, n := range col.c.PriceNotes {
+			if note := "Price: " + n + "."; !slices.Contains(doc.Notes, note) {
+				doc.Notes = append(doc.Notes, note)
+			}
+		}
 		if col.c.Price == "unknown" {
 			doc.Notes = append(doc.Notes, fmt.Sprintf("Price unknown for %s (%s): ranked after every priced candidate.", col.c.Describe(), col.c.PriceSource))
 		}
@@ -381,6 +393,13 @@ func candidateSection(cols []column) report.Section {
 	row("weights / KV dtype", func(c *capacity.Candidate) string { return c.WeightDtype + " / " + c.KVDtype })
 	row("GPUs", func(c *capacity.Candidate) string { return strconv.Itoa(c.GPUs) })
 	row("$/hour", func(c *capacity.Candidate) string { return usd(c.USDPerHour) })
+	row("instances", instancesCell)
+	row("power", func(c *capacity.Candidate) string {
+		if c.PowerKW == nil {
+			return "unknown"
+		}
+		return fmt.Sprintf("%.1f kW", *c.PowerKW)
+	})
 	row("$/M output tokens", func(c *capacity.Candidate) string {
 		if !c.MeetsSLO {
 			return "-" // its tokens are not served within the SLO
@@ -440,9 +459,10 @@ func centsOf(res *capacity.Result) {
 			}
 		}
 		for i := range c.Pools {
-			if v := c.Pools[i].USDPerGPUHour; v != nil {
-				*v = units.Cents(*v)
-			}
+			c.Pools[i].USDPerGPUHour = units.Cents(c.Pools[i].USDPerGPUHour)
+		}
+		if o := c.Owned; o != nil {
+			o.EnergyUSDPerHour, o.AmortizedUSDPerHour = units.Cents(o.EnergyUSDPerHour), units.Cents(o.AmortizedUSDPerHour)
 		}
 	}
 }

@@ -3,39 +3,62 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
+	"mvdan.cc/sh/v3/shell"
 
 	"github.com/kvplan/kvplan/catalog"
 )
 
-// The README and the examples' headers state what kvplan does; these tests
-// hold them to it where a test can.
+// The README, the reference pages under docs/ and the examples' headers
+// state what kvplan does; these tests hold them to it where a test can.
 
 func readme(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	return readDoc(t, "README.md")
+}
+
+// readDoc reads a file of the repository, by its path from the root.
+func readDoc(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(path)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
 }
 
-// TestReadmeCatalogSample checks every value of the README's catalog sample
-// (the toml block of "## The catalog") against the embedded entry of the
+// docs is the README and every page under docs/, keyed by path.
+func docs(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no docs/*.md: %v", err)
+	}
+	out := map[string]string{"README.md": readme(t)}
+	for _, f := range files {
+		out["docs/"+filepath.Base(f)] = readDoc(t, "docs/"+filepath.Base(f))
+	}
+	return out
+}
+
+// TestReadmeCatalogSample checks every value of the catalog sample in
+// docs/catalog.md (its first toml block) against the embedded entry of the
 // same name. "..." stands for a long text and is not compared.
 func TestReadmeCatalogSample(t *testing.T) {
-	r := readme(t)
-	i := strings.Index(r, "## The catalog")
+	r := readDoc(t, "docs/catalog.md")
+	i := strings.Index(r, "# The catalog")
 	if i < 0 {
-		t.Fatal("README has no catalog section")
+		t.Fatal("docs/catalog.md has no catalog section")
 	}
 	block := regexp.MustCompile("(?s)```toml\n(.*?)```").FindStringSubmatch(r[i:])
 	if block == nil {
@@ -86,7 +109,7 @@ func TestReadmeCatalogSample(t *testing.T) {
 		}
 	}
 	if compared < 30 {
-		t.Errorf("compared only %d values of the README's catalog sample", compared)
+		t.Errorf("compared only %d values of docs/catalog.md's catalog sample", compared)
 	}
 }
 
@@ -216,11 +239,23 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// TestReadmeCommands checks that every kvplan command the README shows
-// exists, and that the README shows --version, completion and a pasted
-// vllm serve line.
+// TestReadmeCommands checks that every kvplan command the README and the
+// pages under docs/ show exists, and that the README shows --version,
+// completion and a pasted vllm serve line.
 func TestReadmeCommands(t *testing.T) {
+	for path, text := range docs(t) {
+		t.Run(path, func(t *testing.T) { checkDocCommands(t, text) })
+	}
 	r := readme(t)
+	for _, want := range []string{"kvplan --version", "kvplan completion bash", "-- vllm serve Qwen/Qwen3-8B", "--vllm-args"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("the README does not show %q", want)
+		}
+	}
+}
+
+// checkDocCommands checks that every kvplan command a page shows exists.
+func checkDocCommands(t *testing.T, r string) {
 	app := newApp(nil, nil)
 	// Commands are what a fenced block runs ("$ kvplan ..." or a line that
 	// starts with kvplan and a command word) and inline `kvplan ...` code.
@@ -247,28 +282,23 @@ func TestReadmeCommands(t *testing.T) {
 		}
 		c := findCommand(app.Commands, m[1])
 		if c == nil {
-			t.Errorf("the README runs %q: no command %s", run, m[1])
+			t.Errorf("the page runs %q: no command %s", run, m[1])
 			continue
 		}
 		if len(c.Subcommands) > 0 && m[2] != "" && findCommand(c.Subcommands, m[2]) == nil {
-			t.Errorf("the README runs %q: %s has no command %s", run, m[1], m[2])
-		}
-	}
-	for _, want := range []string{"kvplan --version", "kvplan completion bash", "-- vllm serve Qwen/Qwen3-8B", "--vllm-args"} {
-		if !strings.Contains(r, want) {
-			t.Errorf("the README does not show %q", want)
+			t.Errorf("the page runs %q: %s has no command %s", run, m[1], m[2])
 		}
 	}
 }
 
 // TestFuzzTargetsListed: every fuzz target of the repository is in .ci/fuzz
-// (which CI runs) and named in the README's fuzzing paragraph.
+// (which CI runs) and named in docs/reliability.md's fuzzing paragraph.
 func TestFuzzTargetsListed(t *testing.T) {
 	script, err := os.ReadFile("../../.ci/fuzz")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := readme(t)
+	r := readDoc(t, "docs/reliability.md")
 	decl := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
 	found := 0
 	err = filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
@@ -292,7 +322,7 @@ func TestFuzzTargetsListed(t *testing.T) {
 				t.Errorf(".ci/fuzz does not run %s:%s", pkg, m[1])
 			}
 			if !strings.Contains(r, m[1]) {
-				t.Errorf("the README does not name %s (%s)", m[1], pkg)
+				t.Errorf("docs/reliability.md does not name %s (%s)", m[1], pkg)
 			}
 		}
 		return nil
@@ -303,4 +333,187 @@ func TestFuzzTargetsListed(t *testing.T) {
 	if found < 16 {
 		t.Errorf("found %d fuzz targets; the walk missed some", found)
 	}
+}
+
+// TestReadmeQuestionTable runs every command of the README's question table
+// ("## What kvplan answers") from the repository's root, as a user pastes
+// it: each must parse and run to a verdict (exit 0 or 1), never a usage or
+// input error.
+func TestReadmeQuestionTable(t *testing.T) {
+	r := readme(t)
+	i := strings.Index(r, "## What kvplan answers")
+	if i < 0 {
+		t.Fatal("the README has no question table")
+	}
+	section := r[i:]
+	if j := strings.Index(section[3:], "\n## "); j >= 0 {
+		section = section[:j+3]
+	}
+	var cmds []string
+	for _, l := range strings.Split(section, "\n") {
+		cells := strings.Split(l, "|")
+		if !strings.HasPrefix(l, "| ") || len(cells) < 4 {
+			continue
+		}
+		for _, m := range regexp.MustCompile("`(kvplan [^`]+)`").FindAllStringSubmatch(cells[2], -1) {
+			cmds = append(cmds, m[1])
+		}
+	}
+	if len(cmds) < 15 {
+		t.Fatalf("found %d commands in the question table; the parse missed some", len(cmds))
+	}
+	t.Chdir(filepath.Join("..", ".."))
+	for _, c := range cmds {
+		words, err := shell.Fields(c, nil)
+		if err != nil {
+			t.Errorf("%s: %v", c, err)
+			continue
+		}
+		out, errOut, code := kvplan(t, words[1:]...)
+		if code != ExitOK && code != ExitFindings {
+			t.Errorf("%s: exit %d: %s", c, code, errOut)
+		}
+		if strings.TrimSpace(out) == "" {
+			t.Errorf("%s: printed nothing", c)
+		}
+	}
+}
+
+// TestReadmeLength keeps the README a user's first page.
+func TestReadmeLength(t *testing.T) {
+	if n := strings.Count(readme(t), "\n"); n > 400 {
+		t.Errorf("README.md has %d lines; reference material belongs in docs/ (at most 400)", n)
+	}
+}
+
+// TestDocLinks checks that every relative link of the README and docs/
+// names a file of the repository. Links into ../shared (beside a checkout,
+// not in it) are not checked.
+func TestDocLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for path, text := range docs(t) {
+		for _, m := range link.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			target, _, _ = strings.Cut(target, "#")
+			rel := filepath.Join(filepath.Dir(path), filepath.FromSlash(target))
+			if strings.HasPrefix(filepath.ToSlash(rel), "../shared/") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join("..", "..", rel)); err != nil {
+				t.Errorf("%s links to %s, which is not in the repository", path, m[1])
+			}
+		}
+	}
+}
+
+// TestReadmeOutputs runs every "$ kvplan ..." of the fenced blocks of the
+// README and docs/
+// from the repository's root and checks the output the block quotes: each
+// quoted line is a line of what kvplan prints (stdout and stderr), a line
+// ending in "..." a prefix of one; lines of "..." alone stand for what the
+// README leaves out. The table under "## What you get" is checked the same
+// way against the first command's -o markdown --top 2.
+func TestReadmeOutputs(t *testing.T) {
+	pages := docs(t)
+	r := pages["README.md"]
+	t.Chdir(filepath.Join("..", ".."))
+	type quote struct {
+		cmd   string
+		lines []string
+	}
+	var quotes []quote
+	var blocks []string
+	for _, path := range slices.Sorted(maps.Keys(pages)) {
+		blocks = append(blocks, fencedBlocks(pages[path])...)
+	}
+	for _, blk := range blocks {
+		var q *quote
+		for _, l := range strings.Split(blk, "\n") {
+			switch {
+			case strings.HasPrefix(l, "$ kvplan "):
+				quotes = append(quotes, quote{cmd: strings.TrimPrefix(l, "$ ")})
+				q = &quotes[len(quotes)-1]
+			case q != nil && strings.TrimSpace(l) != "" && strings.TrimSpace(l) != "...":
+				q.lines = append(q.lines, l)
+			}
+		}
+	}
+	first := regexp.MustCompile("(?m)^go run ./cmd/kvplan (plan .*)$").FindStringSubmatch(r)
+	i := strings.Index(r, "## What you get")
+	if first == nil || i < 0 {
+		t.Fatal("the README has no first command or no \"What you get\" section")
+	}
+	table := quote{cmd: "kvplan " + first[1] + " -o markdown --top 2"}
+	for _, l := range strings.Split(r[i:], "\n")[1:] {
+		if strings.HasPrefix(l, "## ") {
+			break
+		}
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| figure ") {
+			table.lines = append(table.lines, l)
+		}
+	}
+	quotes = append(quotes, table)
+	if len(quotes) < 6 {
+		t.Fatalf("found %d quoted runs; the parse missed some", len(quotes))
+	}
+	for _, q := range quotes {
+		words, err := shell.Fields(q.cmd, nil)
+		if err != nil {
+			t.Errorf("%s: %v", q.cmd, err)
+			continue
+		}
+		out, errOut, _ := kvplan(t, words[1:]...)
+		got := map[string]bool{}
+		var all []string
+		for _, l := range strings.Split(out+"\n"+errOut, "\n") {
+			l = strings.TrimRight(l, " ")
+			got[l] = true
+			all = append(all, l)
+		}
+		for _, want := range q.lines {
+			want = strings.TrimRight(want, " ")
+			if prefix, cut := strings.CutSuffix(want, "..."); cut {
+				found := false
+				for _, l := range all {
+					found = found || strings.HasPrefix(l, prefix)
+				}
+				if !found {
+					t.Errorf("%s: the README quotes a line starting %q; kvplan prints no such line", q.cmd, prefix)
+				}
+				continue
+			}
+			if !got[want] {
+				t.Errorf("%s: the README quotes %q; kvplan prints no such line", q.cmd, want)
+			}
+		}
+	}
+}
+
+// fencedBlocks returns the bodies of r's fenced blocks without a language
+// (output quotes), read fence by fence. A block marked ```text quotes output
+// that depends on the build (kvplan --version) and is not checked.
+func fencedBlocks(r string) []string {
+	var out []string
+	var body []string
+	in, plain := false, false
+	for _, l := range strings.Split(r, "\n") {
+		if !strings.HasPrefix(l, "```") {
+			if in {
+				body = append(body, l)
+			}
+			continue
+		}
+		if in {
+			if plain {
+				out = append(out, strings.Join(body, "\n"))
+			}
+			in, body = false, nil
+			continue
+		}
+		in, plain = true, l == "```"
+	}
+	return out
 }

@@ -31,8 +31,8 @@ func runJSON(t *testing.T, want int, args ...string) map[string]any {
 	return v
 }
 
-// num reads a number at a path of keys and array indexes ("best", "pools", "0", "tp").
-func num(t *testing.T, v any, path ...string) float64 {
+// numAt reads a number at a path of keys and array indexes ("best", "pools", "0", "tp").
+func numAt(t *testing.T, v any, path ...string) float64 {
 	t.Helper()
 	for _, k := range path {
 		switch x := v.(type) {
@@ -102,7 +102,7 @@ func TestCheckReproducesPlan(t *testing.T) {
 			chk := runJSON(t, 0, "check", path)
 			figs := checkFigures(t, chk)
 			for _, name := range []string{"ttft_p95_ms", "itl_p95_ms", "tpot_mean_ms", "transfer_ms", "requests_per_s_capacity", "usd_per_hour", "gpus"} {
-				want := num(t, best, name)
+				want := numAt(t, best, name)
 				got, ok := figs[name]
 				if !ok && want == 0 && name == "transfer_ms" {
 					continue // aggregated: nothing crosses a link, and check prints no transfer
@@ -123,7 +123,7 @@ func TestCheckReproducesPlan(t *testing.T) {
 				if role != "aggregated" {
 					name = role
 				}
-				if got, want := figs[name+".kv_slots_tokens"], num(t, pools, strconv.Itoa(i), "kv_slots_per_worker"); got != want {
+				if got, want := figs[name+".kv_slots_tokens"], numAt(t, pools, strconv.Itoa(i), "kv_slots_per_worker"); got != want {
 					t.Errorf("pool %s: check %g KV slots, plan %g", name, got, want)
 				}
 			}
@@ -153,15 +153,15 @@ func TestPlanPoolsAreMemoryWorkers(t *testing.T) {
 					pool := p.(map[string]any)
 					at := []string{key, "pools", strconv.Itoa(i)}
 					args := append([]string{"memory", "--model", tc.args[1], "--gpu", pool["gpu"].(string),
-						"--tp", fmt.Sprint(num(t, res, append(at, "tp")...)),
-						"--max-model-len", fmt.Sprint(num(t, res, append(at, "max_model_len")...)),
-						"--max-num-batched-tokens", fmt.Sprint(num(t, res, append(at, "max_num_batched_tokens")...)),
-						"--max-num-seqs", fmt.Sprint(num(t, res, append(at, "max_num_seqs")...))}, kvArgs...)
+						"--tp", fmt.Sprint(numAt(t, res, append(at, "tp")...)),
+						"--max-model-len", fmt.Sprint(numAt(t, res, append(at, "max_model_len")...)),
+						"--max-num-batched-tokens", fmt.Sprint(numAt(t, res, append(at, "max_num_batched_tokens")...)),
+						"--max-num-seqs", fmt.Sprint(numAt(t, res, append(at, "max_num_seqs")...))}, kvArgs...)
 					mem := runJSON(t, 0, args...)
-					if got, want := num(t, res, append(at, "gpu_memory_utilization")...), num(t, mem, "gpu_util"); got != want {
+					if got, want := numAt(t, res, append(at, "gpu_memory_utilization")...), numAt(t, mem, "gpu_util"); got != want {
 						t.Errorf("%s pool %d: plan's gpu_memory_utilization %g, memory's %g", key, i, got, want)
 					}
-					if got, want := num(t, res, append(at, "kv_slots_per_worker")...), num(t, mem, "kv_slots_tokens"); got != want {
+					if got, want := numAt(t, res, append(at, "kv_slots_per_worker")...), numAt(t, mem, "kv_slots_tokens"); got != want {
 						t.Errorf("%s pool %d: plan's kv_slots_per_worker %g, memory's %g", key, i, got, want)
 					}
 				}
@@ -195,7 +195,7 @@ max_model_len = 5120
 	}
 	figs := checkFigures(t, runJSON(t, 0, "check", path))
 	mem := runJSON(t, 0, "memory", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4", "--max-model-len", "5120")
-	if got, want := figs["workers.kv_slots_tokens"], num(t, mem, "kv_slots_tokens"); got != want {
+	if got, want := figs["workers.kv_slots_tokens"], numAt(t, mem, "kv_slots_tokens"); got != want {
 		t.Errorf("check %g KV slots, memory %g", got, want)
 	}
 }
@@ -204,7 +204,7 @@ max_model_len = 5120
 func TestSlotFlagsAreMemoryWorkers(t *testing.T) {
 	route := runJSON(t, 0, "route", "--workers", "2", "--model", "qwen3-0.6b", "--gpu", "l4", "--prefixes", "12", "--prefix-tokens", "1500")
 	mem := runJSON(t, 0, "memory", "--model", "qwen3-0.6b", "--gpu", "l4")
-	if got, want := num(t, route, "slots_per_worker"), num(t, mem, "kv_slots_tokens"); got != want {
+	if got, want := numAt(t, route, "slots_per_worker"), numAt(t, mem, "kv_slots_tokens"); got != want {
 		t.Errorf("route %g slots per worker, memory %g", got, want)
 	}
 }
@@ -239,7 +239,7 @@ func TestDisaggAtRateIsPlan(t *testing.T) {
 	for _, side := range []struct{ key, mode string }{{"split", "disaggregated"}, {"aggregated", "aggregated"}} {
 		want := find(side.mode)
 		for _, name := range []string{"gpus", "ttft_p95_ms", "itl_p95_ms", "tpot_mean_ms", "transfer_ms", "usd_per_hour"} {
-			if got, w := num(t, dis, "at_load", side.key, name), num(t, want, name); !within(got, w, 0.01) {
+			if got, w := numAt(t, dis, "at_load", side.key, name), numAt(t, want, name); !within(got, w, 0.01) {
 				t.Errorf("%s %s: disagg %g, plan %g", side.key, name, got, w)
 			}
 		}

@@ -16,8 +16,7 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 	if s.link != nil {
 		c.Link = s.link.Name
 	}
-	usd, known := 0.0, true
-	var sources []string
+	usd, known := 0.0, false
 	for i, r := range s.roles {
 		p := Pool{Role: r.name, GPU: r.gpu.Name, TP: r.tp, Workers: e.workers[i], MaxNumBatchedTokens: r.budget,
 			MaxNumSeqs: r.maxSeqs, MaxModelLen: r.maxModelLen, KVSlotsPerWorker: r.slots, smallerBudget: r.smaller}
@@ -29,14 +28,7 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 			p.BatchCap, p.Batch, p.PrefillUtilization = ld.BatchCap, finite(ld.Batch), finite(ld.PrefillUtil)
 		}
 		if r.priceOK {
-			usdGPU := r.usd
-			p.USDPerGPUHour = &usdGPU
-			usd += r.usd * float64(p.Workers*r.tp)
-		} else {
-			known = false
-		}
-		if !strings.Contains(strings.Join(sources, "\n"), r.priceSource) {
-			sources = append(sources, r.priceSource)
+			p.USDPerGPUHour = r.usd
 		}
 		c.GPUs += p.Workers * r.tp
 		c.Pools = append(c.Pools, p)
@@ -52,11 +44,10 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 		e.ok, e.limit = false, limitGPUs
 		c.MeetsSLO, c.LimitedBy = false, limitGPUs
 	}
-	c.PriceSource = strings.Join(sources, "; ")
-	c.Price = "unknown"
+	q.priceCandidate(c)
+	known = c.USDPerHour != nil
 	if known {
-		c.Price = "known"
-		c.USDPerHour = &usd
+		usd = *c.USDPerHour
 	}
 	c.TTFTP95MS, c.TTFTMeanMS = finite(e.ttftP95MS), finite(e.ttftMeanMS)
 	c.ITLP95MS, c.ITLMeanMS = finite(e.itlP95MS), finite(e.itlMeanMS)

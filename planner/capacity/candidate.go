@@ -17,6 +17,16 @@ type Candidate struct {
 	// the same type and JSON names as kvplan check's and disagg's.
 	planner.LoadFigures
 
+	// What the price is made of: the provider, the instances the workers
+	// are packed onto (and the GPUs they leave idle), or an owned cluster's
+	// energy and amortisation; the power the deployment draws.
+	Provider   string                `json:"provider,omitempty"`
+	Instances  []planner.InstanceUse `json:"instances,omitempty"`
+	IdleGPUs   int                   `json:"idle_gpus"`
+	Owned      *planner.OwnedCost    `json:"owned,omitempty"`
+	PowerKW    *float64              `json:"power_kw"`              // null when a GPU's TDP is unknown
+	PriceNotes []string              `json:"price_notes,omitempty"` // per-GPU fallbacks, prices older than a year
+
 	// LimitedBy says why a rejected candidate fails at the rate, or what
 	// bounds a passing one's capacity: prefill compute, decode ITL, KV
 	// slots, link, memory, TTFT.
@@ -45,11 +55,11 @@ type Pool struct {
 	// GPUMemoryUtilization is the memory fraction the slots are sized at:
 	// the engine's default for its version (kvplan memory's), as the plan
 	// file writes it.
-	GPUMemoryUtilization float64  `json:"gpu_memory_utilization"`
-	BatchCap             int      `json:"batch_cap"`           // sequences a worker runs at once (max_num_seqs or KV slots)
-	Batch                float64  `json:"batch"`               // mean decoding sequences per worker at the rate
-	PrefillUtilization   float64  `json:"prefill_utilization"` // GPU time prefill takes, per worker
-	USDPerGPUHour        *float64 `json:"usd_per_gpu_hour"`    // null with an unknown price
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	BatchCap             int     `json:"batch_cap"`           // sequences a worker runs at once (max_num_seqs or KV slots)
+	Batch                float64 `json:"batch"`               // mean decoding sequences per worker at the rate
+	PrefillUtilization   float64 `json:"prefill_utilization"` // GPU time prefill takes, per worker
+	USDPerGPUHour        float64 `json:"usd_per_gpu_hour"`    // the per-GPU rate the sizing ranked by; 0 = unknown
 
 	smallerBudget bool // max_num_batched_tokens lowered below the engine's default
 }

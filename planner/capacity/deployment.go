@@ -26,7 +26,7 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 	q := &Query{Model: dep.Model, Engine: dep.Engine, InputTokens: w.InputTokens, OutputTokens: w.OutputTokens,
 		RatePerS: w.RequestRate, TTFTP95MS: p.SLO.TTFTMS, ITLP95MS: p.SLO.ITLMS, Links: nil,
 		Prefixes: w.Prefixes, PrefixTokens: w.PrefixTokens, FrontendMS: planner.DefaultFrontendMS, Timers: em.Timers,
-		SeparatePrefill: em.separate(dep.Engine.Name)}
+		SeparatePrefill: em.separate(dep.Engine.Name), Instances: dep.Instances()}
 	slo := sloText(q.TTFTP95MS, q.ITLP95MS)
 	if q.TTFTP95MS <= 0 {
 		q.TTFTP95MS = maxSLOMS
@@ -184,7 +184,7 @@ func (q *Query) planShape(dep *planner.Deployment, set []*planner.PoolPlan) (*sh
 		r := &role{name: pp.Role, gpu: pp.GPU, tp: pp.TP, budget: mp.MaxNumBatchedTokens, maxSeqs: mp.MaxNumSeqs,
 			maxModelLen: mp.MaxModelLen, block: mp.BlockSize, slots: mp.KVSlotsTokens, timer: timer, note: note,
 			memory: mp, models: map[int]*openloop.Worker{}}
-		r.usd, r.priceSource, r.priceOK = q.price(pp.GPU)
+		r.usd, r.priceSource, r.priceOK = q.perGPU(pp.GPU, pp.TP)
 		need := int64(q.InputTokens + q.OutputTokens)
 		r.fits = mp.ModelFits && r.slots >= need
 		if !r.fits {

@@ -1,5 +1,12 @@
 package capacity
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvplan/kvplan/planner"
+)
+
 // explain writes the arithmetic of a candidate into its Derivation.
 func (q *Query) explain(c *Candidate) {
 	s, e := c.shape, c.load
@@ -62,8 +69,17 @@ func (q *Query) explain(c *Candidate) {
 	d.Add("itl_p95_ms", e.itlP95MS, "ms", "the decoding pool's ITL p95", "%.4g", e.itlP95MS)
 	d.Add("tpot_mean_ms", c.TPOTMeanMS, "ms", "mean over requests of (last − first token) / (output tokens − 1): every request has the same output tokens, so the decoding pool's itl_mean_ms", "%.4g", c.ITLMeanMS)
 	d.Add("gpus", float64(c.GPUs), "GPUs", "Σ pools workers × tp", "%d", c.GPUs)
+	if c.PowerKW != nil {
+		d.Add("power_kw", *c.PowerKW, "kW", "(Σ GPUs × tdp_watts × busy + GPUs × host_watts_per_gpu) × PUE / 1000; busy = prefill share + (1 − it) × (1 − e^−batch) (decode: 1 − e^−batch; prefill: its share)",
+			"host %g W per GPU, PUE %g", q.hostWatts(), max(1, q.PUE))
+	}
 	if c.USDPerHour != nil {
-		d.Add("usd_per_hour", *c.USDPerHour, "$/h", "Σ pools GPUs × $/GPU-hour", "%s", c.PriceSource)
+		formula, values := "Σ instances count × $/instance-hour (workers packed onto whole instances, idle GPUs paid)", instancesText(c)
+		if c.Owned != nil {
+			formula, values = "power_kw × usd_per_kwh + GPUs × capex_per_gpu / (amortize_years × 8760 h)",
+				fmt.Sprintf("%.4g + %.4g", c.Owned.EnergyUSDPerHour, c.Owned.AmortizedUSDPerHour)
+		}
+		d.Add("usd_per_hour", *c.USDPerHour, "$/h", formula, "%s; %s", values, c.PriceSource)
 		if c.USDPerMillionOutputTokens != nil {
 			d.Add("usd_per_million_output_tokens", *c.USDPerMillionOutputTokens, "$", "usd_per_hour / (requests_per_s × output tokens × 3600) × 1e6",
 				"%.4g / (%.4g × %d × 3600) × 1e6", *c.USDPerHour, e.rate, q.OutputTokens)
@@ -73,4 +89,21 @@ func (q *Query) explain(c *Candidate) {
 		d.Add("requests_per_s_capacity", c.RequestsPerSCapacity, "requests/s", "highest rate these pools carry within both SLOs (bisection on the rate)", "limited by %s", c.LimitedBy)
 		d.Add("utilization", c.Utilization, "ratio", "requests_per_s / requests_per_s_capacity (headroom = 1 − utilization)", "%.4g / %.4g", e.rate, c.RequestsPerSCapacity)
 	}
+}
+
+// instancesText lists a candidate's instances: "5 × aws/p5.48xlarge at $55.04 (0 GPUs idle)".
+func instancesText(c *Candidate) string {
+	var out []string
+	for _, u := range c.Instances {
+		out = append(out, fmt.Sprintf("%d × %s at $%g (%d GPUs idle)", u.Count, u.Type, u.USDPerHour, u.IdleGPUs))
+	}
+	return strings.Join(out, " + ")
+}
+
+// hostWatts is the host power per GPU the query uses.
+func (q *Query) hostWatts() float64 {
+	if q.HostWattsPerGPU > 0 {
+		return q.HostWattsPerGPU
+	}
+	return planner.DefaultHostWattsPerGPU
 }

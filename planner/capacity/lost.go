@@ -116,7 +116,7 @@ func (q *Query) lostOnCost(c, best *Candidate) string {
 	if c.USDPerHour == nil && best.USDPerHour != nil {
 		var unpriced []string
 		for _, p := range c.Pools {
-			if p.USDPerGPUHour == nil && !strings.Contains(strings.Join(unpriced, ","), p.GPU) {
+			if p.USDPerGPUHour == 0 && !strings.Contains(strings.Join(unpriced, ","), p.GPU) {
 				unpriced = append(unpriced, p.GPU)
 			}
 		}

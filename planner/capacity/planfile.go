@@ -105,13 +105,25 @@ func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
 			GPUMemoryUtilization: r.memory.GPUUtil, MaxModelLen: r.maxModelLen, MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs}
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Written by kvplan plan: the cheapest deployment of %s found for %.4g requests/s of %d tokens in and %d out\n",
-		q.Model.Name, c.RatePerS, q.InputTokens, q.OutputTokens)
-	fmt.Fprintf(&b, "# within TTFT p95 %g ms and ITL p95 %g ms: %s, %d GPUs.\n", q.TTFTP95MS, q.ITLP95MS, c.Describe(), c.GPUs)
-	fmt.Fprintf(&b, "# Predicted: TTFT p95 %.0f ms, ITL p95 %.1f ms, capacity %.4g requests/s (utilization %.0f%%). Check it with `kvplan check`.\n\n",
-		c.TTFTP95MS, c.ITLP95MS, c.RequestsPerSCapacity, c.Utilization*100)
+	for _, line := range q.Summary(c) {
+		b.WriteString("# " + line + "\n")
+	}
+	b.WriteString("\n")
 	if err := toml.NewEncoder(&b).Encode(pf); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// Summary is what a file written from c says first: the question, the
+// deployment and its predicted figures (the plan file's and every emitted
+// manifest's leading comment).
+func (q *Query) Summary(c *Candidate) []string {
+	return []string{
+		fmt.Sprintf("Written by kvplan plan: the cheapest deployment of %s found for %.4g requests/s of %d tokens in and %d out",
+			q.Model.Name, c.RatePerS, q.InputTokens, q.OutputTokens),
+		fmt.Sprintf("within TTFT p95 %g ms and ITL p95 %g ms: %s, %d GPUs.", q.TTFTP95MS, q.ITLP95MS, c.Describe(), c.GPUs),
+		fmt.Sprintf("Predicted: TTFT p95 %.0f ms, ITL p95 %.1f ms, capacity %.4g requests/s (utilization %.0f%%). Check it with `kvplan check`.",
+			c.TTFTP95MS, c.ITLP95MS, c.RequestsPerSCapacity, c.Utilization*100),
+	}
 }

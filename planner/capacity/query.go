@@ -5,6 +5,7 @@ import (
 	"github.com/kvplan/kvplan/openloop"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/kvplan/kvplan/catalog"
 )
@@ -46,9 +47,24 @@ type Query struct {
 	PrefixTokens   int     // tokens of each prefix, at the start of the prompt
 
 	MaxGPUs    int                // 0 = no bound
-	Pricing    string             // PricingOnDemand (default) or PricingSpot
+	Pricing    string             // PricingOnDemand (default), PricingSpot, PricingReserved1Y, PricingReserved3Y
 	Prices     map[string]float64 // GPU name → $/GPU-hour, over the catalog's
 	FrontendMS float64            // per-request frontend overhead in TTFT
+
+	// Instances are the instance types workers are priced on (the catalog's,
+	// with a --price-file merged over them); Provider the one that rents the
+	// deployment ("" = planner.DefaultProvider, planner.ProviderAny = the
+	// cheapest), ProviderStrict set when it was asked for.
+	Instances      []*catalog.Instance
+	Provider       string
+	ProviderStrict bool
+	Now            time.Time // prices older than a year before it are noted
+	// Owned prices the deployment as owned hardware: power and amortisation.
+	Owned *Owned
+	// HostWattsPerGPU and PUE size the power draw (power_kw): 0 =
+	// planner.DefaultHostWattsPerGPU and a PUE of 1.
+	HostWattsPerGPU float64
+	PUE             float64
 
 	// Timers builds the engine model of one worker. Required.
 	Timers TimerFactory
@@ -144,9 +160,30 @@ func (q *Query) Check() error {
 	switch q.Pricing {
 	case "":
 		q.Pricing = PricingOnDemand
-	case PricingOnDemand, PricingSpot:
+	case PricingOnDemand, PricingSpot, PricingReserved1Y, PricingReserved3Y:
 	default:
-		return fmt.Errorf("pricing %q: want %s or %s", q.Pricing, PricingOnDemand, PricingSpot)
+		return fmt.Errorf("pricing %q: want %s", q.Pricing, strings.Join(catalog.Pricings, ", "))
+	}
+	if bad(q.HostWattsPerGPU) || q.HostWattsPerGPU < 0 || q.HostWattsPerGPU > 100_000 {
+		return fmt.Errorf("host power %g W per GPU: must be between 0 and 100,000", q.HostWattsPerGPU)
+	}
+	if bad(q.PUE) || q.PUE != 0 && (q.PUE < 1 || q.PUE > 10) {
+		return fmt.Errorf("PUE %g: must be between 1 and 10", q.PUE)
+	}
+	if o := q.Owned; o != nil {
+		switch {
+		case bad(o.USDPerKWh) || o.USDPerKWh <= 0 || o.USDPerKWh > 100:
+			return fmt.Errorf("owned: $%g per kWh must be above 0 and at most 100", o.USDPerKWh)
+		case bad(o.CapexPerGPU) || o.CapexPerGPU < 0 || o.CapexPerGPU > 10_000_000:
+			return fmt.Errorf("owned: capex $%g per GPU must be between 0 and 10,000,000", o.CapexPerGPU)
+		case bad(o.AmortizeYears) || o.AmortizeYears < 0 || o.AmortizeYears > 50:
+			return fmt.Errorf("owned: %g amortisation years must be between 0 and 50", o.AmortizeYears)
+		case (o.CapexPerGPU > 0) != (o.AmortizeYears > 0):
+			return fmt.Errorf("owned: give a capex per GPU and the years to amortise it over together")
+		}
+	}
+	if err := q.checkPrices(); err != nil {
+		return err
 	}
 	for name, usd := range q.Prices {
 		if bad(usd) || usd <= 0 || usd > 10_000 {
@@ -167,24 +204,6 @@ func (q *Query) Check() error {
 		q.WeightDtypes[i] = d
 	}
 	return nil
-}
-
-// price is the $/GPU-hour of g under q's pricing, and where it comes from;
-// ok is false when it is unknown.
-func (q *Query) price(g *catalog.GPU) (usd float64, source string, ok bool) {
-	if v, given := q.Prices[g.Name]; given {
-		return v, "--price " + g.Name, true
-	}
-	if q.Pricing == PricingSpot {
-		if g.USDPerHourSpot > 0 {
-			return g.USDPerHourSpot, "spot: " + g.PriceSource, true
-		}
-		return 0, "no spot price for " + g.Name + " in the catalog (--price " + g.Name + "=USD sets one)", false
-	}
-	if g.USDPerHour > 0 {
-		return g.USDPerHour, "on-demand: " + g.PriceSource, true
-	}
-	return 0, "no on-demand price for " + g.Name + " in the catalog (--price " + g.Name + "=USD sets one)", false
 }
 
 // hitCases turns the prefix settings into hit cases for a worker whose

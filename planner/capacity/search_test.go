@@ -268,28 +268,33 @@ func TestMaxRate(t *testing.T) {
 func TestPricing(t *testing.T) {
 	cat := testCatalog(t)
 	h100, _ := cat.GPU("h100-sxm")
-	pcie, _ := cat.GPU("h100-pcie") // no on-demand price in the catalog
+	unpriced, _ := cat.GPU("mi325x") // no price in the catalog, no instance
 	for _, tc := range []struct {
 		name    string
 		pricing string
 		prices  map[string]float64
 		want    float64 // $/GPU-hour of h100-sxm
 	}{
-		{"on-demand", PricingOnDemand, nil, h100.USDPerHour},
-		{"spot", PricingSpot, nil, h100.USDPerHourSpot},
+		// instances.toml's aws/p5.48xlarge: $55.04 and a spot sample of
+		// $19.2531 for 8 GPUs; the best candidate fills whole instances.
+		{"on-demand", PricingOnDemand, nil, 55.04 / 8},
+		{"spot", PricingSpot, nil, 19.2531 / 8},
 		{"override", PricingOnDemand, map[string]float64{"h100-sxm": 2.5}, 2.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := exampleQuery(t, cat)
-			q.Pricing, q.Prices = tc.pricing, tc.prices
-			q.GPUOptions = []*catalog.GPU{pcie, h100}
+			q.Pricing, q.Prices, q.Instances = tc.pricing, tc.prices, cat.Instances
+			q.GPUOptions = []*catalog.GPU{unpriced, h100}
 			res, err := Search(q)
 			if err != nil {
 				t.Fatal(err)
 			}
 			b := res.Best
 			if b.Pools[0].GPU != "h100-sxm" {
-				t.Fatalf("best on %s; the unpriced h100-pcie must rank after every priced candidate", b.Pools[0].GPU)
+				t.Fatalf("best on %s; the unpriced mi325x must rank after every priced candidate", b.Pools[0].GPU)
+			}
+			if b.IdleGPUs != 0 {
+				t.Fatalf("%d idle GPUs: the want below is for full instances", b.IdleGPUs)
 			}
 			if want := tc.want * float64(b.GPUs); math.Abs(*b.USDPerHour-want) > 1e-9 {
 				t.Errorf("$%.4f/h, want %d GPUs × $%g = $%.4f", *b.USDPerHour, b.GPUs, tc.want, want)
@@ -310,7 +315,7 @@ func TestPricing(t *testing.T) {
 				}
 			}
 			if !seenUnknown {
-				t.Error("no unpriced candidate: h100-pcie has no on-demand price")
+				t.Error("no unpriced candidate: mi325x has no price")
 			}
 		})
 	}
@@ -388,6 +393,8 @@ func BenchmarkSearch3GPUs2Links(b *testing.B) {
 	for b.Loop() {
 		q := exampleQuery(b, cat)
 		q.GPUOptions, q.Links, q.Timers = gpus, ls, timers
+		// Every candidate priced as whole instances, as kvplan plan does.
+		q.Instances = cat.Instances
 		if _, err := Search(q); err != nil {
 			b.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func (q *Query) newRole(name string, m *catalog.Model, g *catalog.GPU, tp, budge
 	}
 	r := &role{name: name, gpu: g, tp: tp, budget: budget, maxModelLen: q.maxModelLen(), block: q.Engine.DefaultBlockSize,
 		timer: timer, note: note, models: map[int]*openloop.Worker{}}
-	r.usd, r.priceSource, r.priceOK = q.price(g)
+	r.usd, r.priceSource, r.priceOK = q.perGPU(g, tp)
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
 		Model: m, KV: models.KVOptions{KVDtype: kvdtype, TP: tp}, GPU: g, Engine: q.Engine,
 		// GPUUtil 0: the engine's default for its version, as kvplan memory takes it.

@@ -34,6 +34,7 @@ func embeddedCatalog() (*Catalog, error) {
 		GPUs:         append([]*GPU(nil), e.GPUs...),
 		Engines:      append([]*Engine(nil), e.Engines...),
 		Efficiencies: append([]*Efficiency(nil), e.Efficiencies...),
+		Instances:    append([]*Instance(nil), e.Instances...),
 	}, nil
 }
 
