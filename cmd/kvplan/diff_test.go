@@ -51,23 +51,35 @@ func TestDiffIsCheck(t *testing.T) {
 			t.Errorf("%s: change %v, want %g", f.Name, f.Change, *f.Head-*f.Base)
 		}
 	}
-	// By hand: 5 → 4 workers of tp 8 is 40 → 32 GPUs, and at $6.88 a
-	// GPU-hour (gpus.toml's h100-sxm) $275.20 → $220.16.
+	// By hand: 12 → 6 workers of tp 4 is 48 → 24 GPUs, and as whole
+	// aws/p5.48xlarge (8 GPUs at $55.04, instances.toml) 6 → 3 instances:
+	// $330.24 → $165.12.
 	for _, f := range d.Figures {
 		switch f.Name {
 		case "gpus":
-			if *f.Base != 40 || *f.Head != 32 || *f.Change != -8 {
-				t.Errorf("gpus %v → %v (%v), want 40 → 32 (−8)", *f.Base, *f.Head, *f.Change)
+			if *f.Base != 48 || *f.Head != 24 || *f.Change != -24 {
+				t.Errorf("gpus %v → %v (%v), want 48 → 24 (−24)", *f.Base, *f.Head, *f.Change)
 			}
 		case "usd_per_hour":
-			if *f.Base != 275.20 || *f.Head != 220.16 || *f.Change != -55.04 {
-				t.Errorf("$/h %v → %v (%v), want 275.20 → 220.16 (−55.04)", *f.Base, *f.Head, *f.Change)
+			if *f.Base != 330.24 || *f.Head != 165.12 || *f.Change != -165.12 {
+				t.Errorf("$/h %v → %v (%v), want 330.24 → 165.12 (−165.12)", *f.Base, *f.Head, *f.Change)
 			}
 		}
 	}
-	if len(d.Findings.Added) != 1 || d.Findings.Added[0].RuleID != "pool-capacity-exceeded" ||
-		len(d.Findings.Resolved) != 1 || d.Findings.Resolved[0].RuleID != "kv-router-without-events" || d.Verdict != "fail" {
-		t.Errorf("findings %+v, verdict %s", d.Findings, d.Verdict)
+	ids := func(fs []struct {
+		RuleID string `json:"rule_id"`
+	}) string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.RuleID)
+		}
+		return strings.Join(out, " ")
+	}
+	// Half the workers cannot carry the rate; KV events resolve the
+	// router's finding (the two files differ in nothing else).
+	if !strings.Contains(ids(d.Findings.Added), "pool-capacity-exceeded") || !strings.Contains(ids(d.Findings.Resolved), "kv-router-without-events") ||
+		strings.Contains(ids(d.Findings.Added), "kv-router-without-events") || d.Verdict != "fail" {
+		t.Errorf("added %s, resolved %s, verdict %s", ids(d.Findings.Added), ids(d.Findings.Resolved), d.Verdict)
 	}
 }
 
@@ -102,9 +114,9 @@ func TestDiffExitCodes(t *testing.T) {
 // TestDiffStdin: one side may come from stdin, read as check reads it.
 func TestDiffStdin(t *testing.T) {
 	withStandIn(t)
-	data := []byte(strings.Join([]string{"[model]", `name = "llama-3.1-70b"`, "tp = 8", "[workload]", "input_tokens = 4000", "output_tokens = 512",
-		"request_rate = 20.0", "[pools.workers]", `role = "aggregated"`, "workers = 5", `gpu = "h100-sxm"`, "max_model_len = 5120",
-		"max_num_batched_tokens = 1024", "[router]", `mode = "kv"`, "kv_events = false", "[slo]", "ttft_ms = 1000.0", "itl_ms = 50.0"}, "\n"))
+	data := []byte(strings.Join([]string{"[model]", `name = "llama-3.1-70b"`, "tp = 4", "[workload]", "input_tokens = 4000", "output_tokens = 512",
+		"request_rate = 20.0", "[pools.workers]", `role = "aggregated"`, "workers = 12", `gpu = "h100-sxm"`, "max_model_len = 5120",
+		"max_num_batched_tokens = 512", "[router]", `mode = "kv"`, "kv_events = false", "[slo]", "ttft_ms = 1000.0", "itl_ms = 50.0"}, "\n"))
 	out, errs, code := kvplanIn(t, data, "diff", "-", diffHead)
 	if code != ExitFindings || !strings.Contains(out, "kvplan diff <stdin> → ") {
 		t.Errorf("exit %d: %s%s", code, out, errs)
