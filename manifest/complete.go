@@ -289,7 +289,7 @@ func defaults(p *planfile.Plan) []Note {
 		}
 	}
 	if len(pools) > 0 {
-		notes = append(notes, Note{Text: fmt.Sprintf("gpu_memory_utilization for %s: the manifest sets none, so the engine's default for its version applies (%s)", strings.Join(pools, ", "), utilDefault(engine))})
+		notes = append(notes, Note{Text: fmt.Sprintf("gpu_memory_utilization for %s: the manifest sets none, so the engine's default for its version applies: %s", strings.Join(pools, ", "), utilDefault(engine))})
 	}
 	pools = pools[:0]
 	for _, name := range p.PoolNames() {
@@ -348,5 +348,5 @@ func utilDefault(engine string) string {
 	case "trtllm":
 		return "TensorRT-LLM's free_gpu_memory_fraction default (kvplan engines show trtllm)"
 	}
-	return "vLLM's --gpu-memory-utilization default of that version (kvplan engines show vllm)"
+	return "vLLM's --gpu-memory-utilization default (kvplan engines show vllm)"
 }
