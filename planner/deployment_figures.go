@@ -120,9 +120,6 @@ func (dep *Deployment) KeyFigures() []KeyFigure {
 	return f
 }
 
-// priceKnown reports whether g has an on-demand price in the catalog.
-func priceKnown(g *catalog.GPU) bool { return g.OnDemandUSD() != nil }
-
 // Instances are the catalog's instance types, which price the deployment
 // (kvplan plan's pricing: PriceInstances with its defaults).
 func (dep *Deployment) Instances() []*catalog.Instance { return dep.cat.Instances }
