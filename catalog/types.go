@@ -118,7 +118,12 @@ type Link struct {
 	// sends its own KV shard at the full rate) or "node" (one path per host,
 	// an Ethernet port or host TCP: every rank's KV crosses it). "" = node.
 	RatePer string `toml:"rate_per" json:"rate_per"`
-	Source  string `toml:"source" json:"source,omitempty"`
+	// Scope says which GPUs the link can join: "nvlink" (NVLink and
+	// NVSwitch: only GPUs inside one NVLink domain, a node's baseboard or an
+	// NVL72-class rack, GPU.NVLinkDomainGPUs), or "" (a network: any two
+	// hosts it reaches).
+	Scope  string `toml:"scope" json:"scope,omitempty"`
+	Source string `toml:"source" json:"source,omitempty"`
 
 	NominalBytesPerS   float64 `toml:"-" json:"nominal_bytes_per_s"`
 	EffectiveBytesPerS float64 `toml:"-" json:"effective_bytes_per_s"`
@@ -126,6 +131,9 @@ type Link struct {
 	File               string  `toml:"-" json:"-"`
 	Line               int     `toml:"-" json:"-"`
 }
+
+// ScopeNVLink is Link.Scope of NVLink and NVSwitch links.
+const ScopeNVLink = "nvlink"
 
 // Values of Link.RatePer.
 const (
@@ -161,6 +169,10 @@ type GPU struct {
 	// Interconnect between GPUs of one node, what tensor-parallel all-reduces use.
 	Interconnect          string `toml:"interconnect" json:"interconnect,omitempty"`                     // nvlink3, nvlink4, nvlink5, pcie3, pcie4, pcie5, infinity-fabric
 	InterconnectBandwidth string `toml:"interconnect_bandwidth" json:"interconnect_bandwidth,omitempty"` // per GPU, one direction: "450GB/s"
+	// NVLinkDomainGPUs is how many GPUs one NVLink domain joins: 8 on an
+	// HGX/DGX baseboard's NVSwitches, 72 in a GB200/GB300 NVL72 rack, 2 for
+	// PCIe cards with an NVLink bridge; 0 = no NVLink between GPUs.
+	NVLinkDomainGPUs int `toml:"nvlink_domain_gpus" json:"nvlink_domain_gpus,omitempty"`
 
 	USDPerHour     float64 `toml:"usd_per_hour" json:"usd_per_hour,omitempty"`           // on-demand price of one GPU-hour; 0 = unknown
 	USDPerHourSpot float64 `toml:"usd_per_hour_spot" json:"usd_per_hour_spot,omitempty"` // a spot price sample; 0 = unknown

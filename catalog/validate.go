@@ -293,6 +293,11 @@ func (l *Link) validate() []fieldErr {
 	default:
 		add("rate_per", "%q is not accepted: want \"gpu\" (a rail per GPU, rail-optimized RDMA) or \"node\" (one path per host)", l.RatePer)
 	}
+	switch l.Scope {
+	case "", ScopeNVLink:
+	default:
+		add("scope", "%q is not accepted: want \"nvlink\" (joins GPUs inside one NVLink domain only) or leave it out (a network)", l.Scope)
+	}
 	if l.Latency == "" {
 		add("latency", "missing: per-transfer latency such as \"0.5ms\"")
 	} else if l.LatencyMS, err = units.ParseMS(l.Latency); err != nil {
@@ -336,6 +341,9 @@ func (g *GPU) validate() []fieldErr {
 		add("memory_bandwidth", "%v", err)
 	} else if !(g.MemoryBandwidthBytes > 0) {
 		add("memory_bandwidth", "must be > 0")
+	}
+	if g.NVLinkDomainGPUs < 0 || g.NVLinkDomainGPUs > 100_000 {
+		add("nvlink_domain_gpus", "must be between 0 (no NVLink) and 100,000 (got %d)", g.NVLinkDomainGPUs)
 	}
 	if g.InterconnectBandwidth != "" {
 		if g.InterconnectBandwidthBytes, err = units.ParseRate(g.InterconnectBandwidth); err != nil {

@@ -289,7 +289,7 @@ func defaults(p *planfile.Plan) []Note {
 		}
 	}
 	if len(pools) > 0 {
-		notes = append(notes, Note{Text: fmt.Sprintf("gpu_memory_utilization %g for %s: the manifest sets none (%s)", planfile.DefaultGPUMemoryUtilization, strings.Join(pools, ", "), utilDefault(engine))})
+		notes = append(notes, Note{Text: fmt.Sprintf("gpu_memory_utilization for %s: the manifest sets none, so the engine's default for its version applies: %s", strings.Join(pools, ", "), utilDefault(engine))})
 	}
 	pools = pools[:0]
 	for _, name := range p.PoolNames() {
@@ -323,8 +323,7 @@ func EngineDefaults(p *planfile.Plan) map[string]string {
 			out[f("tp")] = "no tensor-parallel argument: one GPU per engine"
 		}
 		if !p.Has(f("gpu_memory_utilization")) && pl.GPUMemoryUtilization == 0 {
-			pl.GPUMemoryUtilization = planfile.DefaultGPUMemoryUtilization
-			out[f("gpu_memory_utilization")] = utilDefault(p.Runtime.Engine)
+			out[f("gpu_memory_utilization")] = utilDefault(p.Runtime.Engine) // 0: the engine's default for its version
 		}
 		if !p.Has(f("max_model_len")) {
 			out[f("max_model_len")] = "the model's full context"
@@ -345,9 +344,9 @@ func EngineDefaults(p *planfile.Plan) map[string]string {
 func utilDefault(engine string) string {
 	switch engine {
 	case "sglang":
-		return "SGLang picks --mem-fraction-static from the GPU's memory; kvplan plans vLLM's default, 0.9"
+		return "SGLang derives --mem-fraction-static from the GPU's memory (kvplan engines show sglang)"
 	case "trtllm":
-		return "dynamo.trtllm's --free-gpu-memory-fraction default is 0.9"
+		return "TensorRT-LLM's free_gpu_memory_fraction default (kvplan engines show trtllm)"
 	}
-	return "vLLM's --gpu-memory-utilization default"
+	return "vLLM's --gpu-memory-utilization default (kvplan engines show vllm)"
 }

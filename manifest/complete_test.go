@@ -24,7 +24,7 @@ func TestCompleteFlagsAndDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range p.PoolNames() {
-		if p.Pools[n].GPU != "h100-sxm" || p.Pools[n].GPUMemoryUtilization != 0.9 || p.Pools[n].Workers != 2 {
+		if p.Pools[n].GPU != "h100-sxm" || p.Pools[n].GPUMemoryUtilization != 0 || p.Pools[n].Workers != 2 {
 			t.Errorf("pool %s: %+v", n, *p.Pools[n])
 		}
 	}
@@ -32,7 +32,7 @@ func TestCompleteFlagsAndDefaults(t *testing.T) {
 		t.Errorf("workload %+v link %q", w, p.Link.Name)
 	}
 	text := noteTexts(notes)
-	for _, want := range []string{"1500 prompt tokens", "1 request in flight", "over ib-ndr", "gpu_memory_utilization 0.9 for VllmDecodeWorker, VllmPrefillWorker", "kv_buffer_device gpu"} {
+	for _, want := range []string{"1500 prompt tokens", "1 request in flight", "over ib-ndr", "gpu_memory_utilization for VllmDecodeWorker, VllmPrefillWorker: the manifest sets none, so the engine's default for its version applies", "kv_buffer_device gpu"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("notes lack %q:\n%s", want, text)
 		}

@@ -36,7 +36,7 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, name := range p.PoolNames() {
 			pl := p.Pools[name]
-			if pl.Workers < 1 || pl.Workers > MaxWorkers || !(pl.GPUMemoryUtilization > 0 && pl.GPUMemoryUtilization <= 1) || p.PoolTP(pl) > MaxTP {
+			if pl.Workers < 1 || pl.Workers > MaxWorkers || !(pl.GPUMemoryUtilization >= 0 && pl.GPUMemoryUtilization <= 1) || p.PoolTP(pl) > MaxTP {
 				t.Fatalf("pool %q accepted with %+v", name, pl)
 			}
 			_ = p.Line("pools." + name + ".gpu")

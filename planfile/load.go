@@ -374,13 +374,11 @@ func (p *Plan) validate() []*tomlpos.Error {
 			if !(pl.GPUMemoryUtilization > 0 && pl.GPUMemoryUtilization <= 1) {
 				c.add(f("gpu_memory_utilization"), "%g is out of range: want a fraction in (0, 1], e.g. 0.9", pl.GPUMemoryUtilization)
 			}
-		} else {
-			pl.GPUMemoryUtilization = DefaultGPUMemoryUtilization
-		}
+		} // absent: 0, the engine's default for the version in use (the planner's memory model applies it)
 		c.nonNegative(f("max_model_len"), pl.MaxModelLen)
 		c.atMost(f("max_model_len"), pl.MaxModelLen, 0, MaxTokens, "tokens")
 		if c.has(f("memory_limit")) || pl.MemoryLimit != "" {
-			b, err := units.ParseQuantity(pl.MemoryLimit)
+			b, err := units.ParseMemory(pl.MemoryLimit)
 			switch {
 			case err != nil:
 				c.add(f("memory_limit"), "%v", err)
@@ -399,7 +397,7 @@ func (p *Plan) validate() []*tomlpos.Error {
 		c.nonNegative(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens)
 		c.atMost(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens, 0, MaxTokens, "tokens")
 		if c.has(f("cpu_offload_cache")) || pl.CPUOffloadCache != "" {
-			b, err := units.ParseQuantity(pl.CPUOffloadCache)
+			b, err := units.ParseMemory(pl.CPUOffloadCache)
 			if err != nil {
 				c.add(f("cpu_offload_cache"), "%v", err)
 			} else {

@@ -33,10 +33,11 @@ const (
 	BufferGPU = "gpu" // KV is sent from GPU memory (vLLM's default, "cuda")
 )
 
-// Defaults applied by Load when a key is absent.
+// Defaults applied by Load when a key is absent. An absent
+// gpu_memory_utilization stays 0: the engine's default for the version in
+// use applies (catalog/data/engines.toml memory_fraction), in the planner.
 const (
-	DefaultGPUMemoryUtilization = 0.9 // vLLM's --gpu-memory-utilization default
-	DefaultBlockSize            = 16  // FACTS §4: vLLM's default block_size
+	DefaultBlockSize = 16 // FACTS §4: vLLM's default block_size
 )
 
 // Plan is one deployment as written in a plan file, after defaults.
@@ -106,7 +107,7 @@ type Pool struct {
 	Role                 string  `toml:"role"`                   // aggregated, prefill or decode
 	Workers              int     `toml:"workers"`                // 0 in the file means 1
 	GPU                  string  `toml:"gpu"`                    // catalog GPU name
-	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"` // in (0, 1]; absent = 0.9
+	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"` // in (0, 1]; absent = 0: the engine's default for its version
 	MaxModelLen          int     `toml:"max_model_len"`          // tokens; 0 = the model's context
 	EnforceEager         bool    `toml:"enforce_eager"`          // no CUDA graphs
 	MemoryLimit          string  `toml:"memory_limit"`           // container memory limit, Kubernetes quantity

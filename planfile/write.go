@@ -14,6 +14,11 @@ import (
 type FieldValue struct {
 	Field string // "pools.prefill.memory_limit"
 	Value any    // string, int, float64, bool or []string
+	// Unset: the field was not written and holds its zero, listed only
+	// because include asked (a default the engine takes, such as its
+	// memory fraction). It has no value to write: WriteTOML writes it as a
+	// comment, and a reader must not take the zero for a setting.
+	Unset bool
 }
 
 // Values lists the plan's values in plan-file order ([deployment], [model],
@@ -36,10 +41,11 @@ func (p *Plan) Values(include func(field string) bool) []FieldValue {
 				}
 				f = f.Elem()
 			}
-			if f.IsZero() && !p.Has(field) && (include == nil || !include(field)) {
+			unset := f.IsZero() && !p.Has(field)
+			if unset && (include == nil || !include(field)) {
 				continue
 			}
-			out = append(out, FieldValue{Field: field, Value: f.Interface()})
+			out = append(out, FieldValue{Field: field, Value: f.Interface(), Unset: unset})
 		}
 	}
 	add("deployment", reflect.ValueOf(p.Deployment))
@@ -88,8 +94,8 @@ func tomlValue(v any) string {
 }
 
 // WriteTOML writes the plan as a plan file, table by table, one key a line
-// (the fields Values lists); comment(field), when not "", follows the value
-// as "# ...". The output reads back with Parse.
+// (the fields Values lists; an Unset one as a comment line); comment(field),
+// when not "", follows the value as "# ...". The output reads back with Parse.
 func (p *Plan) WriteTOML(w io.Writer, include func(field string) bool, comment func(field string) string) error {
 	var b strings.Builder
 	table := ""
@@ -109,6 +115,9 @@ func (p *Plan) WriteTOML(w io.Writer, include func(field string) bool, comment f
 			table = tbl
 		}
 		line := k + " = " + tomlValue(fv.Value)
+		if fv.Unset {
+			line = "# " + k + " is not set"
+		}
 		if comment != nil {
 			if c := comment(fv.Field); c != "" {
 				line += "  # " + c

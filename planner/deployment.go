@@ -60,7 +60,13 @@ type Deployment struct {
 	KV            *KVPlan // one request's prompt, at model.tp
 	// RequestKVBytes is the KV of a whole request (prompt and output), all ranks, at model.tp.
 	RequestKVBytes int64
-	Pools          []*PoolPlan
+	// ModelKVBytesPerToken and ModelKVBytesPerRequest are the model's own
+	// KV of one token and of one request (input + output) at the KV dtype,
+	// one copy: FACTS §2's published figures (an MLA latent once, not once
+	// per rank that replicates it).
+	ModelKVBytesPerToken   int64
+	ModelKVBytesPerRequest int64
+	Pools                  []*PoolPlan
 
 	Disagg    *DisaggPlan // nil unless the plan has prefill and decode pools
 	PrefillMS float64     // of one request on the pool that prefills
@@ -69,8 +75,23 @@ type Deployment struct {
 
 	Routing RoutingFigures
 
+	// The GPUs the link must join when disaggregated: every prefill and
+	// decode worker (a decode worker pulls from whichever prefill worker
+	// served the request), against the GPUs one NVLink domain of their GPU
+	// joins (the smallest of the pools'; 0 = a GPU without NVLink).
+	PDGPUs           int
+	NVLinkDomainGPUs int
+
 	GPUs       int     // GPUs of the whole deployment
-	USDPerHour float64 // on-demand cost of those GPUs
+	USDPerHour float64 // on-demand cost of those GPUs (0 when a GPU's price is unknown: PriceKnown)
+	PriceKnown bool    // every GPU of the deployment has an on-demand price in the catalog
+
+	// AtLoad is the deployment at workload.request_rate, computed by the
+	// capacity search's own function (kvplan plan's figures for the same
+	// pools); nil without a rate, or when the pools are not one aggregated
+	// pool or one prefill and one decode pool, or no engine model prices
+	// them.
+	AtLoad *LoadResult
 
 	Derivation Derivation
 
@@ -115,6 +136,11 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 	if dep.RequestKVBytes, err = units.Product(dep.KV.kv.RequestBytes(max(1, w.InputTokens)+w.OutputTokens), int64(dep.KV.TP)); err != nil {
 		return nil, at("workload.input_tokens", fmt.Errorf("KV of one request on all %d ranks: %w", dep.KV.TP, err))
 	}
+	one, err := PlanKV(KVScenario{Model: dep.Model, KVDtype: p.Model.KVDtype, TP: 1, Tokens: max(1, w.InputTokens) + w.OutputTokens})
+	if err != nil {
+		return nil, at("model.kv_dtype", err)
+	}
+	dep.ModelKVBytesPerToken, dep.ModelKVBytesPerRequest = one.KVBytesPerToken, one.KVBytes
 	if err := dep.resolveLink(cat, at); err != nil {
 		return nil, err
 	}
@@ -140,6 +166,7 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		}
 	}
 	dep.planPrefillCapacity()
+	dep.planReach()
 	return dep, nil
 }
 
@@ -257,10 +284,7 @@ func (dep *Deployment) memoryScenario(pp *PoolPlan) MemoryScenario {
 	if pp.StagesKVInHost {
 		buffer = planfile.BufferCPU
 	}
-	util := pl.GPUMemoryUtilization
-	if util == 0 {
-		util = planfile.DefaultGPUMemoryUtilization
-	}
+	util := pl.GPUMemoryUtilization // 0: the engine's default for dep.EngineVersion (PlanMemory)
 	block := p.Router.BlockSize
 	if block == 0 {
 		block = dep.Engine.DefaultBlockSize
@@ -328,6 +352,15 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 		link := dep.Link
 		if link == nil {
 			return at("link", fmt.Errorf("a disaggregated plan needs a [link]: name = \"1gbe\" (kvplan links list), or throughput and latency"))
+		}
+		for _, pp := range []*PoolPlan{pre, dec} {
+			if pp.TPError != "" {
+				// The engine refuses the pool's tp: no latency to predict. The
+				// tp-not-divisible rule reports it at the tp key, not an error
+				// at the [workload] line.
+				d.Add("predicted_ttft_ms", 0, "ms", "unknown: pool "+pp.Name+"'s tp cannot be served", "%s", pp.TPError)
+				return nil
+			}
 		}
 		sc := DisaggScenario{
 			Model: dep.Model, KVDtype: p.Model.KVDtype, TP: pre.TP, DecodeTP: dec.TP,
@@ -440,6 +473,26 @@ func (dep *Deployment) planRouting() {
 		"pool %s: %d workers × %d slots, router %s", r.HolderPool, r.HolderWorkers, r.SlotsPerWorkerTokens, p.Router.Mode)
 }
 
+// planReach counts the GPUs of the prefill and decode pools, which one
+// link must join, and the GPUs one NVLink domain of theirs holds.
+func (dep *Deployment) planReach() {
+	first := true
+	for _, pp := range dep.Pools {
+		if pp.Role != planfile.RolePrefill && pp.Role != planfile.RoleDecode {
+			continue
+		}
+		dep.PDGPUs += pp.GPUs
+		if first || pp.GPU.NVLinkDomainGPUs < dep.NVLinkDomainGPUs {
+			dep.NVLinkDomainGPUs = pp.GPU.NVLinkDomainGPUs
+		}
+		first = false
+	}
+	if dep.PDGPUs > 0 {
+		dep.Derivation.Add("pd_gpus", float64(dep.PDGPUs), "GPUs", "Σ prefill and decode pools workers × tp: every GPU the link joins (any decode worker pulls from any prefill worker)", "%d", dep.PDGPUs)
+		dep.Derivation.Add("nvlink_domain_gpus", float64(dep.NVLinkDomainGPUs), "GPUs", "GPUs one NVLink domain of the pools' GPU joins (the catalog's nvlink_domain_gpus; 0 = no NVLink)", "%d", dep.NVLinkDomainGPUs)
+	}
+}
+
 // price sets the deployment's on-demand cost the way kvplan plan prices a
 // candidate with its defaults (PriceInstances: whole instances of the
 // default provider, the catalog's per-GPU price for GPUs it does not
@@ -453,6 +506,7 @@ func (dep *Deployment) price(cat *catalog.Catalog) string {
 		}
 	}
 	d, err := PriceInstances(groups, PriceOptions{Instances: cat.Instances})
+	dep.PriceKnown = err == nil && d.Known
 	if err != nil || !d.Known {
 		dep.USDPerHour = 0
 		if err != nil {

@@ -12,7 +12,7 @@ type PoolCapacity struct {
 	LimitedBy     string  // what fails first above the capacity: prefill compute, decode ITL, KV slots, link, memory
 	TTFTP95MS     float64 // predicted at workload.request_rate (0 when the deployment cannot carry it)
 	ITLP95MS      float64
-	SLO           string // the objectives used, e.g. "TTFT p95 ≤ 1000 ms, ITL p95 ≤ 50 ms", or "none: stability only"
+	SLO           string // the objectives used, e.g. "TTFT p95 ≤ 1000 ms, ITL p95 ≤ 50 ms"; "" without an [slo] (stability only)
 	// Exceeded: the deployment misses the SLO at workload.request_rate and
 	// this pool is what to grow: more of its workers would carry the rate,
 	// or none would and what fails is this pool's own (its prefill, its

@@ -95,6 +95,7 @@ output_tokens = 500
 role = "aggregated"
 gpu = "h100-sxm"
 max_model_len = 32768
+gpu_memory_utilization = 0.9
 `)
 	pp := dep.pool("workers")
 	f := pp.Fit
@@ -162,6 +163,7 @@ role = "aggregated"
 workers = 4
 gpu = "l4"
 max_model_len = 8192
+gpu_memory_utilization = 0.9
 %s
 `
 	cases := []struct {
@@ -230,5 +232,34 @@ max_model_len = 8192
 	}
 	if capacity := 4 * 4500 / want * 1000; c.DemandTokensPerS != 45000 || math.Abs(c.CapacityTokensPerS-capacity) > 1e-6 {
 		t.Errorf("demand %.0f, capacity %.1f tokens/s; want 45,000 and %.1f", c.DemandTokensPerS, c.CapacityTokensPerS, capacity)
+	}
+}
+
+// TestDeploymentEngineDefaultFraction: a pool that leaves
+// gpu_memory_utilization out gets the engine's default for the version in
+// use, as kvplan memory does: vLLM 0.9 before v0.21 and 0.92 from it (vLLM
+// PR #38284, catalog/data/engines.toml).
+func TestDeploymentEngineDefaultFraction(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		want    float64
+	}{{"", 0.92}, {"0.31.0", 0.92}, {"0.21.0", 0.92}, {"0.19.0", 0.9}} {
+		runtime := ""
+		if tc.version != "" {
+			runtime = "[runtime]\nengine_version = \"" + tc.version + "\"\n"
+		}
+		dep := deploy(t, `
+[model]
+name = "qwen3-8b"
+[workload]
+input_tokens = 1000
+output_tokens = 100
+[pools.workers]
+role = "aggregated"
+gpu = "h100-sxm"
+`+runtime)
+		if got := dep.pool("workers").Memory.GPUUtil; got != tc.want {
+			t.Errorf("engine version %q: gpu_memory_utilization %g, want %g", tc.version, got, tc.want)
+		}
 	}
 }

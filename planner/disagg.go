@@ -49,14 +49,17 @@ type DisaggScenario struct {
 
 // DisaggPlan compares aggregated and disaggregated serving of one request.
 type DisaggPlan struct {
-	Model                string        `json:"model"`
-	KVDtype              string        `json:"kv_dtype"`
-	TP                   int           `json:"tp"`
-	DecodeTP             int           `json:"decode_tp"`
-	InputTokens          int           `json:"input_tokens"`
-	OutputTokens         int           `json:"output_tokens"`
-	KVBytesPerToken      int64         `json:"kv_bytes_per_token"`
-	KVBytesPerRequest    int64         `json:"kv_bytes_per_request"`
+	Model             string `json:"model"`
+	KVDtype           string `json:"kv_dtype"`
+	TP                int    `json:"tp"`
+	DecodeTP          int    `json:"decode_tp"`
+	InputTokens       int    `json:"input_tokens"`
+	OutputTokens      int    `json:"output_tokens"`
+	KVBytesPerToken   int64  `json:"kv_bytes_per_token"`   // the model's, one copy (FACTS §2's figure)
+	KVBytesPerRequest int64  `json:"kv_bytes_per_request"` // the model's KV of the prompt, one copy
+	// BytesPerTransfer is what crosses the link for one request: every
+	// decode rank's shard added up (an MLA latent once per decode rank).
+	BytesPerTransfer     int64         `json:"bytes_per_transfer"`
 	Link                 string        `json:"link"`
 	EffectiveBytesPerS   float64       `json:"effective_bytes_per_s"`
 	PerTransferBytesPerS float64       `json:"per_transfer_bytes_per_s"`
@@ -65,7 +68,7 @@ type DisaggPlan struct {
 	LinkRatePer          string        `json:"link_rate_per"`
 	ParallelPaths        int           `json:"parallel_paths"`
 	BytesPerPath         int64         `json:"bytes_per_path"`
-	TransferMS           float64       `json:"transfer_ms"`
+	TransferMS           float64       `json:"transfer_alone_ms"` // one transfer with the path to itself (plan's transfer_ms is the mean at a rate)
 	TransferMSShared     float64       `json:"transfer_ms_shared"`
 	Concurrency          int           `json:"concurrency"`
 	InFlightSource       string        `json:"in_flight_source"`
@@ -141,49 +144,51 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	perToken, err := units.Product(kvp.KVBytesPerToken, int64(kvp.TP))
+	one, err := PlanKV(KVScenario{Model: sc.Model, KVDtype: sc.KVDtype, TP: 1, Tokens: sc.InputTokens})
 	if err != nil {
-		return nil, fmt.Errorf("KV per token on all %d ranks: %w", kvp.TP, err)
+		return nil, err
 	}
 	p := &DisaggPlan{
-		Model:           sc.Model.Name,
-		KVDtype:         kvp.KVDtype,
-		TP:              kvp.TP,
-		DecodeTP:        dec.TP,
-		InputTokens:     sc.InputTokens,
-		OutputTokens:    sc.OutputTokens,
-		KVBytesPerToken: perToken,
-		Link:            sc.Link.Name,
-		SameGPU:         sc.SameGPU,
-		FrontendMS:      sc.FrontendMS,
-		MTPConvention:   models.MTPConvention,
-		NotModelled:     notModelled,
+		Model:             sc.Model.Name,
+		KVDtype:           kvp.KVDtype,
+		TP:                kvp.TP,
+		DecodeTP:          dec.TP,
+		InputTokens:       sc.InputTokens,
+		OutputTokens:      sc.OutputTokens,
+		KVBytesPerToken:   one.KVBytesPerToken,
+		KVBytesPerRequest: one.KVBytes,
+		Link:              sc.Link.Name,
+		SameGPU:           sc.SameGPU,
+		FrontendMS:        sc.FrontendMS,
+		MTPConvention:     models.MTPConvention,
+		NotModelled:       notModelled,
 	}
 	d := &p.Derivation
-	d.Add("kv_bytes_per_token", float64(p.KVBytesPerToken), "B/token", "per-rank KV bytes per token × tp", "%d × %d", kvp.KVBytesPerToken, kvp.TP)
+	d.Add("kv_bytes_per_token", float64(p.KVBytesPerToken), "B/token", "the model's KV bytes per token, one copy (tp 1)", "%d", p.KVBytesPerToken)
 	d.Note(models.MTPConvention)
+	d.Add("kv_bytes_per_request", float64(p.KVBytesPerRequest), "B", "the model's KV of the prompt, one copy (tp 1)", "%d tokens", sc.InputTokens)
 	// What the decode ranks pull, added up: each its own shard (its kv heads;
 	// a whole latent copy for MLA, which every rank replicates).
-	p.KVBytesPerRequest = dec.KVBytesAllRanks
-	d.Add("kv_bytes_per_request", float64(p.KVBytesPerRequest), "B",
+	p.BytesPerTransfer = dec.KVBytesAllRanks
+	d.Add("bytes_per_transfer", float64(p.BytesPerTransfer), "B",
 		requestFormula(dec.kv)+" per decode rank, × decode tp (each decode rank pulls its own shard)",
 		"(%s) × %d", requestValues(dec.kv, sc.InputTokens), dec.TP)
 	if err := p.prefill(sc, d); err != nil {
 		return nil, err
 	}
 
-	paths, err := links.Split(sc.Link, p.KVBytesPerRequest, kvp.TP, dec.TP)
+	paths, err := links.Split(sc.Link, p.BytesPerTransfer, kvp.TP, dec.TP)
 	if err != nil {
 		return nil, err
 	}
 	p.LinkRatePer, p.ParallelPaths, p.BytesPerPath = sc.Link.RatePer, paths.Rails, paths.PathBytes
 	if paths.PerGPU {
 		d.Add("bytes_per_path", float64(p.BytesPerPath), "B",
-			"ceil(kv_bytes_per_request / min(prefill tp, decode tp)): the link's rate is per GPU, so each rank's rail carries its own shard",
-			"ceil(%d / min(%d, %d))", p.KVBytesPerRequest, kvp.TP, dec.TP)
+			"ceil(bytes_per_transfer / min(prefill tp, decode tp)): the link's rate is per GPU, so each rank's rail carries its own shard",
+			"ceil(%d / min(%d, %d))", p.BytesPerTransfer, kvp.TP, dec.TP)
 	} else {
 		d.Add("bytes_per_path", float64(p.BytesPerPath), "B",
-			"kv_bytes_per_request: the link's rate is per node, so every rank's KV crosses the one path", "%d", p.KVBytesPerRequest)
+			"bytes_per_transfer: the link's rate is per node, so every rank's KV crosses the one path", "%d", p.BytesPerTransfer)
 	}
 	d.Note("FACTS.md §7 (Rails); decode rank r pulls from prefill rank r / (decode tp / prefill tp), vLLM kv_connector/utils.py get_target_remote_ranks")
 
@@ -192,7 +197,7 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 		return nil, err
 	}
 	p.EffectiveBytesPerS, p.LinkLatencyMS, p.LinkShared = alone.EffectiveBytesPerS, alone.LatencyMS, alone.Shared
-	p.TransferMS = d.Add("transfer_ms", alone.IsolatedMS, "ms", "latency + bytes_per_path / effective throughput",
+	p.TransferMS = d.Add("transfer_alone_ms", alone.IsolatedMS, "ms", "latency + bytes_per_path / effective throughput",
 		"%g ms + %d B / %.0f B/s", alone.LatencyMS, alone.Bytes, alone.EffectiveBytesPerS)
 	d.Note(sc.Link.Source)
 
@@ -349,7 +354,7 @@ func (p *DisaggPlan) concurrencyAssumption(sc DisaggScenario) string {
 func (p *DisaggPlan) railAssumption(l *catalog.Link) string {
 	if l.PerGPU() {
 		return fmt.Sprintf("%s's rate is per GPU rail: each of the %d tensor-parallel rank pairs moves its own shard in parallel (%s of the %s on the busiest rail; an MLA latent, replicated on every rank, is one copy per decode rank)",
-			l.Name, p.ParallelPaths, units.Bytes(p.BytesPerPath), units.Bytes(p.KVBytesPerRequest))
+			l.Name, p.ParallelPaths, units.Bytes(p.BytesPerPath), units.Bytes(p.BytesPerTransfer))
 	}
-	return fmt.Sprintf("%s's rate is per node: every tensor-parallel rank's KV (%s in all, one shard per decode rank) crosses the one path", l.Name, units.Bytes(p.KVBytesPerRequest))
+	return fmt.Sprintf("%s's rate is per node: every tensor-parallel rank's KV (%s in all, one shard per decode rank) crosses the one path", l.Name, units.Bytes(p.BytesPerTransfer))
 }

@@ -26,6 +26,12 @@ type DisaggAtLoad struct {
 	// split frees (and the aggregated pool carries the load).
 	TransferExceedsGain bool   `json:"transfer_exceeds_gain"`
 	Note                string `json:"note,omitempty"`
+	// Split and Aggregated, when set (kvplan disagg --rate), are each side
+	// sized to carry the load as kvplan plan sizes it, with plan's figures;
+	// the figures above are then theirs. Without them (kvplan check) the
+	// split is the plan's pools and aggregated the same GPUs.
+	Split      *LoadResult `json:"split,omitempty"`
+	Aggregated *LoadResult `json:"aggregated,omitempty"`
 }
 
 // SetAtLoad records the comparison at a load and says the verdict from it:
@@ -33,6 +39,10 @@ type DisaggAtLoad struct {
 func (p *DisaggPlan) SetAtLoad(a *DisaggAtLoad) {
 	p.AtLoad = a
 	if a == nil || p.SameGPU {
+		return
+	}
+	if a.Split != nil && a.Aggregated != nil {
+		p.Verdict = sizedVerdict(a)
 		return
 	}
 	switch {
@@ -49,4 +59,44 @@ func (p *DisaggPlan) SetAtLoad(a *DisaggAtLoad) {
 		p.Verdict = fmt.Sprintf("disaggregation pays at %.3g requests/s: the split frees %.1f ms of decode per request (ITL %.2f → %.2f ms over %d output tokens), more than the %.1f ms transfer; TTFT p95 %.0f → %.0f ms",
 			a.RequestsPerS, a.DecodeStallFreedMS, a.ITLAggMS, a.ITLDisaggMS, p.OutputTokens, a.TransferMS, a.TTFTAggP95MS, a.TTFTDisaggP95MS)
 	}
+}
+
+// sizedVerdict says which side of a sized comparison wins: the one that
+// meets the objectives, then the cheaper (dollars when both are priced,
+// else GPUs), then the one with more headroom.
+func sizedVerdict(a *DisaggAtLoad) string {
+	s, g := a.Split, a.Aggregated
+	within := "within " + s.SLO
+	if s.SLO == "" {
+		within = "in a steady state"
+	}
+	cost := func(r *LoadResult) string {
+		if r.USDPerHour == nil {
+			return fmt.Sprintf("%d GPUs, price unknown", r.GPUs)
+		}
+		return fmt.Sprintf("%d GPUs, $%.2f/h", r.GPUs, *r.USDPerHour)
+	}
+	side := func(r *LoadResult) string { return fmt.Sprintf("%s (%s)", r.Pools, cost(r)) }
+	switch {
+	case !s.MeetsSLO && !g.MeetsSLO:
+		return fmt.Sprintf("neither carries %.4g requests/s %s on these GPUs at any size: the split is limited by %s, aggregated by %s", a.RequestsPerS, within, s.LimitedBy, g.LimitedBy)
+	case !g.MeetsSLO:
+		return fmt.Sprintf("disaggregate: %s carries %.4g requests/s %s; no aggregated size does (limited by %s)", side(s), a.RequestsPerS, within, g.LimitedBy)
+	case !s.MeetsSLO:
+		return fmt.Sprintf("stay aggregated: %s carries %.4g requests/s %s; no split does (limited by %s)", side(g), a.RequestsPerS, within, s.LimitedBy)
+	}
+	sc, gc := float64(s.GPUs), float64(g.GPUs)
+	if s.USDPerHour != nil && g.USDPerHour != nil {
+		sc, gc = *s.USDPerHour, *g.USDPerHour
+	}
+	gain := fmt.Sprintf("the split frees %.1f ms of decode per request against a %.1f ms transfer", a.DecodeStallFreedMS, a.TransferMS)
+	switch {
+	case sc < gc-0.005:
+		return fmt.Sprintf("disaggregate: at %.4g requests/s %s %s costs less than aggregated %s; %s", a.RequestsPerS, within, side(s), side(g), gain)
+	case gc < sc-0.005:
+		return fmt.Sprintf("stay aggregated: at %.4g requests/s %s %s costs less than the split %s; %s", a.RequestsPerS, within, side(g), side(s), gain)
+	case s.RequestsPerSCapacity > g.RequestsPerSCapacity:
+		return fmt.Sprintf("the same cost (%s) either way at %.4g requests/s %s; the split %s has more headroom: %.3g requests/s against %.3g; %s", cost(s), a.RequestsPerS, within, s.Pools, s.RequestsPerSCapacity, g.RequestsPerSCapacity, gain)
+	}
+	return fmt.Sprintf("the same cost (%s) either way at %.4g requests/s %s; aggregated %s has as much headroom or more: %.3g requests/s against %.3g; %s", cost(g), a.RequestsPerS, within, g.Pools, g.RequestsPerSCapacity, s.RequestsPerSCapacity, gain)
 }

@@ -61,8 +61,13 @@ func TestDisaggRails(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if p.KVBytesPerRequest != c.total || p.BytesPerPath != c.path || p.ParallelPaths != c.rails {
-			t.Errorf("%s: total %d, path %d over %d; want %d, %d over %d", c.name, p.KVBytesPerRequest, p.BytesPerPath, p.ParallelPaths, c.total, c.path, c.rails)
+		if p.BytesPerTransfer != c.total || p.BytesPerPath != c.path || p.ParallelPaths != c.rails {
+			t.Errorf("%s: total %d, path %d over %d; want %d, %d over %d", c.name, p.BytesPerTransfer, p.BytesPerPath, p.ParallelPaths, c.total, c.path, c.rails)
+		}
+		// kv_bytes_per_token is the model's, one copy: FACTS §2's 35,136 B for
+		// DeepSeek-V3 with fp8 KV, not the 8 latent copies that cross the link.
+		if c.name == "mla tp8" && (p.KVBytesPerToken != 35_136 || p.KVBytesPerRequest != 286_358_400) {
+			t.Errorf("%s: kv_bytes_per_token %d, kv_bytes_per_request %d; want the model's 35,136 and 286,358,400", c.name, p.KVBytesPerToken, p.KVBytesPerRequest)
 		}
 		if math.Abs(p.TransferMS-c.transferMS) > 1e-4 {
 			t.Errorf("%s: transfer %.6f ms, want %.6f", c.name, p.TransferMS, c.transferMS)

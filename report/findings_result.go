@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -76,6 +77,29 @@ type CheckFigure struct {
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`
 	Unit  string  `json:"unit"` // B, B/s, ms, tokens, ratio, or free text
+	// Unknown: kvplan could not determine the figure (a GPU without a
+	// price). Every format prints "unknown"; JSON writes "value": null.
+	Unknown bool `json:"-"`
+	// Unbounded: no steady state (the pools cannot carry the rate); every
+	// format prints "unbounded", JSON "value": null and "unbounded": true.
+	Unbounded bool `json:"-"`
+}
+
+// MarshalJSON writes an unknown figure's value as null, with
+// "unknown": true, so that no reader takes it for 0.
+func (f CheckFigure) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		Name      string   `json:"name"`
+		Value     *float64 `json:"value"`
+		Unit      string   `json:"unit"`
+		Unknown   bool     `json:"unknown,omitempty"`
+		Unbounded bool     `json:"unbounded,omitempty"`
+	}
+	p := plain{Name: f.Name, Unit: f.Unit, Unknown: f.Unknown, Unbounded: f.Unbounded}
+	if !f.Unknown && !f.Unbounded {
+		p.Value = &f.Value
+	}
+	return json.Marshal(p)
 }
 
 // NewCheckResult assembles a result: the rules of set, the findings (their
@@ -188,6 +212,12 @@ func ruleLabel(f rules.Finding) string {
 // FormatFigure renders a figure's value with its unit: bytes in binary
 // units, rates in SI units, milliseconds, token counts, ratios as percent.
 func FormatFigure(f CheckFigure) string {
+	if f.Unknown {
+		return units.Unknown
+	}
+	if f.Unbounded {
+		return "unbounded"
+	}
 	if isMoney(f.Unit) {
 		return units.USD(f.Value) + strings.TrimPrefix(f.Unit, "$") // $91.20/h
 	}
@@ -204,6 +234,8 @@ func FormatFigure(f CheckFigure) string {
 		return groupThousands(f.Value) + " tokens"
 	case "":
 		return strconv.FormatFloat(f.Value, 'f', -1, 64)
+	case "req/s": // rates: four significant digits, as kvplan plan prints them
+		return strconv.FormatFloat(f.Value, 'g', 4, 64) + " req/s"
 	case "transfers", "requests": // mean counts: three significant digits
 		return strconv.FormatFloat(f.Value, 'g', 3, 64) + " " + f.Unit
 	}

@@ -62,14 +62,14 @@ func exampleResult(t *testing.T, failOn rules.Severity) *CheckResult {
 	findings := set.Evaluate(&env)
 	rules.Locate(findings, p.Pos)
 	figures := []CheckFigure{
-		{"kv_bytes_per_token", 114688, "B"},
-		{"kv_bytes_per_request", 286605312, "B"},
-		{"link_throughput", 104e6, "B/s"},
-		{"transfer_ms_shared", 41837.2, "ms"},
-		{"prefill_ms", 80, "ms"},
-		{"kv_slots_per_worker", 14816, "tokens"},
-		{"hit_rate", 0.42, "ratio"},
-		{"workers", 2, ""},
+		{Name: "kv_bytes_per_token", Value: 114688, Unit: "B"},
+		{Name: "kv_bytes_per_request", Value: 286605312, Unit: "B"},
+		{Name: "link_throughput", Value: 104e6, Unit: "B/s"},
+		{Name: "transfer_ms_shared", Value: 41837.2, Unit: "ms"},
+		{Name: "prefill_ms", Value: 80, Unit: "ms"},
+		{Name: "kv_slots_per_worker", Value: 14816, Unit: "tokens"},
+		{Name: "hit_rate", Value: 0.42, Unit: "ratio"},
+		{Name: "workers", Value: 2, Unit: ""},
 	}
 	return NewCheckResult(examplePlan, set, findings, figures, failOn)
 }
@@ -203,14 +203,14 @@ func TestFormatFigure(t *testing.T) {
 		f    CheckFigure
 		want string
 	}{
-		{CheckFigure{"a", 3584 << 20, "B"}, "3.5 GiB"},
-		{CheckFigure{"a", 104e6, "B/s"}, "104 MB/s"},
-		{CheckFigure{"a", 3308.33, "ms"}, "3308.3 ms"},
-		{CheckFigure{"a", 14816, "tokens"}, "14,816 tokens"},
-		{CheckFigure{"a", 0.352, "ratio"}, "35.2%"},
-		{CheckFigure{"a", 2, "workers"}, "2 workers"},
-		{CheckFigure{"a", 91.19999999999999, "$/h"}, "$91.20/h"},
-		{CheckFigure{"a", 0.4, "$/Mtok"}, "$0.40/Mtok"},
+		{CheckFigure{Name: "a", Value: 3584 << 20, Unit: "B"}, "3.5 GiB"},
+		{CheckFigure{Name: "a", Value: 104e6, Unit: "B/s"}, "104 MB/s"},
+		{CheckFigure{Name: "a", Value: 3308.33, Unit: "ms"}, "3308.3 ms"},
+		{CheckFigure{Name: "a", Value: 14816, Unit: "tokens"}, "14,816 tokens"},
+		{CheckFigure{Name: "a", Value: 0.352, Unit: "ratio"}, "35.2%"},
+		{CheckFigure{Name: "a", Value: 2, Unit: "workers"}, "2 workers"},
+		{CheckFigure{Name: "a", Value: 91.19999999999999, Unit: "$/h"}, "$91.20/h"},
+		{CheckFigure{Name: "a", Value: 0.4, Unit: "$/Mtok"}, "$0.40/Mtok"},
 	} {
 		if got := FormatFigure(c.f); got != c.want {
 			t.Errorf("%v: %q, want %q", c.f, got, c.want)

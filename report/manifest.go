@@ -98,6 +98,9 @@ func writeManifestJSON(w io.Writer, s *ManifestShow) error {
 		doc.Findings = []rules.Finding{}
 	}
 	for _, fv := range s.Plan.Values(s.isDefault) {
+		if fv.Unset {
+			continue // a default the engine takes: the defaults map says which
+		}
 		parts := strings.Split(fv.Field, ".")
 		m := doc.Plan
 		for i, k := range parts[:len(parts)-1] {

@@ -311,7 +311,7 @@ func defaultPackParsed() *Pack {
 				ID:       "ttft-slo",
 				Severity: "deny",
 				When:     "slo.ttft_ms > 0 && predicted.ttft_ms > slo.ttft_ms",
-				Message:  "predicted TTFT ${dur(predicted.ttft_ms)} at concurrency ${workload.concurrency} exceeds the SLO of ${dur(slo.ttft_ms)}${disagg.disaggregated && disagg.transfer_ms_shared > 0 ? ' (of which the shared KV transfer is ' + dur(disagg.transfer_ms_shared) + ')' : ''}",
+				Message:  "${predicted.at_load ? 'predicted TTFT p95 ' + dur(predicted.ttft_ms) + ' at workload.request_rate = ' + string(workload.request_rate) + '/s (the figure kvplan plan sizes with)' : 'predicted TTFT ' + dur(predicted.ttft_ms) + ' at concurrency ' + string(workload.concurrency)} exceeds the SLO of ${dur(slo.ttft_ms)}${disagg.disaggregated && (predicted.at_load ? predicted.transfer_ms : disagg.transfer_ms_shared) > 0 ? ' (of which the ' + (predicted.at_load ? 'mean' : 'shared') + ' KV transfer is ' + dur(predicted.at_load ? predicted.transfer_ms : disagg.transfer_ms_shared) + ')' : ''}",
 				Why:      "FACTS §5 (Serving measurements): prefill TTFT for ~1,500 input tokens was ~80 ms on an 8 GB laptop GPU and ~44 ms on a 24 GB GPU, plus ~13 ms of frontend overhead at concurrency 1. FACTS §3 (Sharing): with disaggregation, TTFT grows almost in proportion to the requests in flight sharing the link.",
 				Fix:      "lower the concurrency per worker (more workers), serve aggregated when the KV transfer dominates, use a faster GPU or link, or relax slo.ttft_ms",
 				Fields:   []string{"slo.ttft_ms", "workload.concurrency"},
@@ -337,7 +337,7 @@ func defaultPackParsed() *Pack {
 				ID:       "itl-slo",
 				Severity: "warn",
 				When:     "slo.itl_ms > 0 && predicted.itl_ms > slo.itl_ms",
-				Message:  "predicted inter-token latency ${dur(predicted.itl_ms)} at concurrency ${workload.concurrency} exceeds the SLO of ${dur(slo.itl_ms)}",
+				Message:  "${predicted.at_load ? 'predicted inter-token latency p95 ' + dur(predicted.itl_ms) + ' at workload.request_rate = ' + string(workload.request_rate) + '/s (the figure kvplan plan sizes with)' : 'predicted inter-token latency ' + dur(predicted.itl_ms) + ' at concurrency ' + string(workload.concurrency)} exceeds the SLO of ${dur(slo.itl_ms)}",
 				Why:      "FACTS §1 (question 2): decode of every request in flight shares its worker's GPU, and a long prefill on the same GPU stalls it; the prediction is the planner's.",
 				Fix:      "lower the concurrency per decode worker (more workers), or disaggregate long prefills away from decode, or relax slo.itl_ms",
 				Fields:   []string{"slo.itl_ms", "workload.concurrency"},
@@ -499,7 +499,7 @@ func defaultPackParsed() *Pack {
 				Severity: "deny",
 				PerPool:  true,
 				When:     "pool.request_rate > 0 && (pool.capacity_computed ? pool.capacity_exceeded : pool.prefill_capacity_tokens_per_s > 0 && pool.prefill_demand_tokens_per_s > pool.prefill_capacity_tokens_per_s)",
-				Message:  "${pool.capacity_computed ? 'pool ' + pool.name + ' cannot carry workload.request_rate = ' + string(workload.request_rate) + ' requests/s within ' + pool.capacity_slo + ': as planned the deployment carries at most ' + string(round(pool.capacity_requests_per_s * 100) / 100) + ' requests/s, limited by ' + pool.capacity_limited_by + (pool.capacity_workers_needed > 0 ? '; this pool needs ' + string(pool.capacity_workers_needed) + ' workers (it has ' + string(pool.workers) + ')' : '; no number of its workers alone carries it') : 'pool ' + pool.name + ' must prefill ' + string(pool.request_rate) + ' requests/s × ' + tokens(pool.uncached_input_tokens) + ' uncached = ' + num(pool.prefill_demand_tokens_per_s) + ' tokens/s, more than the ' + num(pool.prefill_capacity_tokens_per_s) + ' tokens/s of its ' + string(pool.workers) + ' workers (the prefill of one request takes at least ' + dur(pool.prefill_ms) + ' on ' + pool.gpu + ' at tp ' + string(pool.tp) + '): requests queue without bound; it needs at least ' + string(pool.prefill_workers_needed) + ' workers'}",
+				Message:  "${pool.capacity_computed ? 'pool ' + pool.name + ' cannot carry workload.request_rate = ' + string(workload.request_rate) + ' requests/s ' + (pool.capacity_slo != '' ? 'within ' + pool.capacity_slo : 'at all (the plan has no [slo], so only a steady state is asked for)') + ': as planned the deployment carries at most ' + string(round(pool.capacity_requests_per_s * 100) / 100) + ' requests/s, limited by ' + pool.capacity_limited_by + (pool.capacity_workers_needed > 0 ? '; this pool needs ' + string(pool.capacity_workers_needed) + ' workers (it has ' + string(pool.workers) + ')' : '; no number of its workers alone carries it') : 'pool ' + pool.name + ' must prefill ' + string(pool.request_rate) + ' requests/s × ' + tokens(pool.uncached_input_tokens) + ' uncached = ' + num(pool.prefill_demand_tokens_per_s) + ' tokens/s, more than the ' + num(pool.prefill_capacity_tokens_per_s) + ' tokens/s of its ' + string(pool.workers) + ' workers (the prefill of one request takes at least ' + dur(pool.prefill_ms) + ' on ' + pool.gpu + ' at tp ' + string(pool.tp) + '): requests queue without bound; it needs at least ' + string(pool.prefill_workers_needed) + ' workers'}",
 				Why:      "FACTS §7 (Where the time goes): prefill is compute-bound and decode memory-bound; (Closed loop vs open loop): with an arrival rate, requests queue as the rate nears capacity and p95 TTFT grows long before utilization reaches 1. The capacity is kvplan plan's: the engine model's step times, the decode batch by Little's law, M/G/c prefill waits, KV-bound seats and the KV transfer at the load, held to the plan's [slo] as p95 targets. Without an engine model for the pool's GPU, a floor on the prefill work (bf16 FLOP/s × MFU × tp per worker) stands in.",
 				Fix:      "${pool.capacity_computed ? (pool.capacity_workers_needed > 0 ? 'give pool ' + pool.name + ' ' + string(pool.capacity_workers_needed) + ' workers' : 'grow the pool that limits it, or use a faster GPU or more tp per worker') + ', or lower workload.request_rate; kvplan plan sizes every pool at once' : 'give pool ' + pool.name + ' at least ' + string(pool.prefill_workers_needed) + ' workers (more with headroom for p99 TTFT), or a faster GPU or more tp per worker, or lower workload.request_rate'}",
 				Fields:   []string{"workload.request_rate", "pool.workers"},
@@ -544,6 +544,32 @@ func defaultPackParsed() *Pack {
 				},
 				fixPos: exprPos{
 					line: 200,
+					col:  8,
+				},
+			},
+			{
+				ID:       "nvlink-beyond-its-domain",
+				Severity: "deny",
+				When:     "disagg.disaggregated && link.scope == 'nvlink' && disagg.pd_gpus > disagg.nvlink_domain_gpus",
+				Message:  "${disagg.nvlink_domain_gpus == 0 ? 'link ' + link.name + ' is NVLink, but the GPU of the prefill and decode pools has no NVLink between GPUs' : 'link ' + link.name + ' is NVLink, which joins the GPUs of one NVLink domain only (' + string(disagg.nvlink_domain_gpus) + ' GPUs of this type), but the prefill and decode pools span ' + string(disagg.pd_gpus) + ' GPUs'}: KV between workers outside one domain cannot take it, and the transfer time assumed for it does not hold",
+				Why:      "NVLink and NVSwitch join the GPUs of one baseboard (8 on an HGX/DGX node) or one NVL72-class rack (72 GB200/GB300 GPUs); between nodes KV crosses the network (RDMA rails or Ethernet, FACTS §3 Links, §7 Rails). In a disaggregated deployment any decode worker pulls the KV of any prefill worker, so every GPU of both pools must sit in one domain for NVLink to carry it.",
+				Fix:      "use the network link the nodes have (ib-ndr, roce-200g, 100gbe), or shrink the prefill and decode pools to one NVLink domain (at most ${disagg.nvlink_domain_gpus} GPUs), or use an NVL72-class GPU (gb200, gb300)",
+				Fields:   []string{"link.name", "pools.*.workers"},
+				File:     "default.toml",
+				Line:     203,
+				whenPos: exprPos{
+					line: 206,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 203,
+				},
+				messagePos: exprPos{
+					line: 207,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 209,
 					col:  8,
 				},
 			},
@@ -596,6 +622,8 @@ func precompiledProgram(id string) (when, denyWhen *vm.Program) {
 		return vm.NewProgram(file.NewSource("pool.request_rate > 0 && (pool.capacity_computed ? pool.capacity_exceeded : pool.prefill_capacity_tokens_per_s > 0 && pool.prefill_demand_tokens_per_s > pool.prefill_capacity_tokens_per_s)"), nil, program18WhenLocations, 0, program18WhenConstants, program18WhenBytecode, program18WhenArguments, nil, nil, nil), nil
 	case "link-saturated":
 		return vm.NewProgram(file.NewSource("disagg.disaggregated && disagg.in_flight_source == 'request_rate' && disagg.link_utilization >= 1"), nil, program19WhenLocations, 0, program19WhenConstants, program19WhenBytecode, program19WhenArguments, nil, nil, nil), nil
+	case "nvlink-beyond-its-domain":
+		return vm.NewProgram(file.NewSource("disagg.disaggregated && link.scope == 'nvlink' && disagg.pd_gpus > disagg.nvlink_domain_gpus"), nil, program20WhenLocations, 0, program20WhenConstants, program20WhenBytecode, program20WhenArguments, nil, nil, nil), nil
 	}
 	return nil, nil
 }
@@ -702,6 +730,11 @@ var program19WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23
 var program19WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{8, 4}, Path: []string{"disagg", "in_flight_source"}}, "request_rate", &runtime.Field{Index: []int{8, 5}, Path: []string{"disagg", "link_utilization"}}, 1}
 var program19WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 1, 34, 61}
 var program19WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3}
+
+var program20WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 28}, {From: 38, To: 46}, {From: 35, To: 37}, {From: 47, To: 49}, {From: 47, To: 49}, {From: 50, To: 56}, {From: 67, To: 73}, {From: 65, To: 66}, {From: 0, To: 0}}
+var program20WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{3, 4}, Path: []string{"link", "scope"}}, "nvlink", &runtime.Field{Index: []int{8, 22}, Path: []string{"disagg", "pd_gpus"}}, &runtime.Field{Index: []int{8, 23}, Path: []string{"disagg", "nvlink_domain_gpus"}}}
+var program20WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 7, 32, 61}
+var program20WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3}
 
 // driverTableParsed returns data/cuda_drivers.toml as parseDriverTable
 // reads it, sorted by branch, written out as Go values.

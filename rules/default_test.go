@@ -262,6 +262,19 @@ func TestDefaultRules(t *testing.T) {
 				e.Disagg.InFlightSource, e.Disagg.LinkUtilization = "request_rate", 0.98
 			},
 			"the link cannot carry workload.request_rate = 300/s: each request puts 167 MiB on its one path over ib-ndr, so the busiest path is 123.0% busy at 42.6 GB/s; transfers queue without bound"},
+		// Two tp8 workers on H100 (one 8-GPU NVLink domain each): 16 GPUs
+		// cannot all sit on one node's NVSwitches. The near miss: tp4 + tp4
+		// in one 8-GPU domain.
+		{"nvlink-beyond-its-domain", "", Deny,
+			func(e *Env) {
+				e.Link = LinkEnv{Name: "nvlink4", ThroughputBytesPerS: 380e9, LatencyMS: 0.01, RatePer: "gpu", Scope: "nvlink"}
+				e.Disagg.PDGPUs, e.Disagg.NVLinkDomainGPUs = 16, 8
+			},
+			func(e *Env) {
+				e.Link = LinkEnv{Name: "nvlink4", ThroughputBytesPerS: 380e9, LatencyMS: 0.01, RatePer: "gpu", Scope: "nvlink"}
+				e.Disagg.PDGPUs, e.Disagg.NVLinkDomainGPUs = 8, 8
+			},
+			"link nvlink4 is NVLink, which joins the GPUs of one NVLink domain only (8 GPUs of this type), but the prefill and decode pools span 16 GPUs"},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {

@@ -56,8 +56,8 @@ type WorkloadEnv struct {
 
 // KVEnv holds the KV cache sizes of the model as served (FACTS §2).
 type KVEnv struct {
-	BytesPerToken   int `expr:"bytes_per_token" unit:"B" desc:"KV bytes of one token over all layers and all TP ranks together (FACTS §2)"`
-	BytesPerRequest int `expr:"bytes_per_request" unit:"B" desc:"KV bytes of one request: bytes_per_token × (input_tokens + output_tokens)"`
+	BytesPerToken   int `expr:"bytes_per_token" unit:"B" desc:"the model's KV bytes of one token over all layers at its KV dtype, one copy (FACTS §2's published figure; an MLA latent that every rank replicates is counted once)"`
+	BytesPerRequest int `expr:"bytes_per_request" unit:"B" desc:"the model's KV bytes of one request: bytes_per_token × (input_tokens + output_tokens), sliding windows capped"`
 	BytesTransfer   int `expr:"bytes_transfer" unit:"B" desc:"KV bytes moved from prefill to decode for one request (its prompt's KV), every decode rank's shard added up (an MLA latent once per decode rank)"`
 }
 
@@ -67,6 +67,7 @@ type LinkEnv struct {
 	ThroughputBytesPerS float64 `expr:"throughput_bytes_per_s" unit:"B/s" desc:"effective throughput of one transfer alone (FACTS §3)"`
 	LatencyMS           float64 `expr:"latency_ms" unit:"ms" desc:"per-transfer latency"`
 	RatePer             string  `expr:"rate_per" unit:"" desc:"gpu: the rate is per GPU rail (each tensor-parallel rank sends its shard on its own rail); node: one path per host, shared by every rank"`
+	Scope               string  `expr:"scope" unit:"" desc:"nvlink: NVLink or NVSwitch, which joins GPUs inside one NVLink domain only (a node's baseboard, an NVL72 rack); \"\": a network"`
 }
 
 // RouterEnv is the frontend's routing.
@@ -127,6 +128,9 @@ type DisaggEnv struct {
 	AggCarriesAtLoad        bool    `expr:"agg_carries_at_load" unit:"" desc:"the same GPUs aggregated have a steady state at the load"`
 	DisaggCarriesAtLoad     bool    `expr:"disagg_carries_at_load" unit:"" desc:"the split has a steady state at the load"`
 	TransferExceedsGainLoad bool    `expr:"transfer_exceeds_gain_at_load" unit:"" desc:"the transfer costs at least the decode time the split frees at the load"`
+
+	PDGPUs           int `expr:"pd_gpus" unit:"GPUs" desc:"GPUs of the prefill and decode pools: every GPU the link joins (any decode worker pulls from any prefill worker)"`
+	NVLinkDomainGPUs int `expr:"nvlink_domain_gpus" unit:"GPUs" desc:"GPUs one NVLink domain of the pools' GPU joins (8 on an HGX board, 72 in an NVL72 rack); 0 = the GPU has no NVLink"`
 }
 
 // RoutingEnv holds the prefix working set and the slots that hold it
@@ -142,17 +146,26 @@ type RoutingEnv struct {
 }
 
 // PredictedEnv holds the planner's predictions for the plan as written.
+// With workload.request_rate (and an engine model for the pools) they are
+// kvplan plan's figures of the same pools at that rate; else one request at
+// the plan's concurrency.
 type PredictedEnv struct {
-	TTFTMS  float64 `expr:"ttft_ms" unit:"ms" desc:"predicted time to first token at the plan's concurrency"`
-	ITLMS   float64 `expr:"itl_ms" unit:"ms" desc:"predicted inter-token latency at the plan's concurrency"`
-	HitRate float64 `expr:"hit_rate" unit:"ratio" desc:"predicted prefix-cache hit rate; 0 when not simulated"`
+	TTFTMS               float64 `expr:"ttft_ms" unit:"ms" desc:"predicted time to first token: its 95th percentile at workload.request_rate (kvplan plan's ttft_p95_ms), or one request's at the plan's concurrency"`
+	ITLMS                float64 `expr:"itl_ms" unit:"ms" desc:"predicted inter-token latency: its 95th percentile at workload.request_rate (kvplan plan's itl_p95_ms), or the decode step at the plan's concurrency"`
+	HitRate              float64 `expr:"hit_rate" unit:"ratio" desc:"predicted prefix-cache hit rate; 0 when not simulated"`
+	AtLoad               bool    `expr:"at_load" unit:"" desc:"the figures are at workload.request_rate (kvplan plan's, p95 where named so); false: one request at the plan's concurrency"`
+	TTFTMeanMS           float64 `expr:"ttft_mean_ms" unit:"ms" desc:"mean time to first token at workload.request_rate; 0 when not at_load"`
+	TPOTMeanMS           float64 `expr:"tpot_mean_ms" unit:"ms" desc:"mean time per output token after the first at workload.request_rate; 0 when not at_load"`
+	TransferMS           float64 `expr:"transfer_ms" unit:"ms" desc:"mean KV transfer at workload.request_rate, sharing included; 0 aggregated or when not at_load"`
+	RequestsPerSCapacity float64 `expr:"requests_per_s_capacity" unit:"req/s" desc:"the highest request rate the pools carry within the SLO (kvplan plan's requests_per_s_capacity); 0 when not at_load"`
 }
 
 // PoolEnv is one worker pool: its settings and memory figures (FACTS §4).
 // CostEnv is what the deployment costs to run.
 type CostEnv struct {
 	GPUs       int     `expr:"gpus" unit:"GPUs" desc:"GPUs of the whole deployment: Σ pools workers × tp, a GPU shared by two pools counted once"`
-	USDPerHour float64 `expr:"usd_per_hour" unit:"$/h" desc:"on-demand cost of those GPUs as whole instances of the default provider (kvplan plan's pricing; 0 = unknown)"`
+	USDPerHour float64 `expr:"usd_per_hour" unit:"$/h" desc:"on-demand cost of those GPUs as whole instances of the default provider (kvplan plan's pricing); 0 when price_known is false"`
+	PriceKnown bool    `expr:"price_known" unit:"" desc:"the deployment's on-demand price is known (usd_per_hour means unknown when false)"`
 }
 
 type PoolEnv struct {
@@ -160,7 +173,7 @@ type PoolEnv struct {
 	Role                 string  `expr:"role" unit:"" desc:"aggregated, prefill or decode"`
 	Workers              int     `expr:"workers" unit:"workers" desc:"workers in the pool"`
 	GPU                  string  `expr:"gpu" unit:"" desc:"catalog GPU name"`
-	GPUMemoryUtilization float64 `expr:"gpu_memory_utilization" unit:"ratio" desc:"vLLM's --gpu-memory-utilization"`
+	GPUMemoryUtilization float64 `expr:"gpu_memory_utilization" unit:"ratio" desc:"the engine's memory fraction (vLLM's --gpu-memory-utilization): the plan's, or the engine's default for its version"`
 	MaxModelLen          int     `expr:"max_model_len" unit:"tokens" desc:"effective --max-model-len: the plan's, or the model's context when the plan omits it"`
 	EnforceEager         bool    `expr:"enforce_eager" unit:"" desc:"no CUDA graphs"`
 	KVBufferDevice       string  `expr:"kv_buffer_device" unit:"" desc:"cpu or gpu: where KV is staged for transfer"`
@@ -204,7 +217,7 @@ type PoolEnv struct {
 	CapacityWorkersNeeded int     `expr:"capacity_workers_needed" unit:"workers" desc:"the fewest workers of this pool that carry workload.request_rate within the SLO, the other pools as planned; 0 = no count of this pool does"`
 	CapacityLimitedBy     string  `expr:"capacity_limited_by" unit:"" desc:"what fails first: prefill compute, decode ITL, KV slots, link, memory"`
 	CapacityExceeded      bool    `expr:"capacity_exceeded" unit:"" desc:"the deployment misses the SLO at workload.request_rate and this pool is what to grow"`
-	CapacitySLO           string  `expr:"capacity_slo" unit:"" desc:"the objectives the capacity is computed at"`
+	CapacitySLO           string  `expr:"capacity_slo" unit:"" desc:"the objectives the capacity is computed at, e.g. TTFT p95 ≤ 1000 ms, ITL p95 ≤ 50 ms; \"\" when the plan has no [slo] (a steady state only)"`
 	CapacityTTFTP95MS     float64 `expr:"capacity_ttft_p95_ms" unit:"ms" desc:"predicted TTFT p95 at workload.request_rate (0 when the deployment cannot carry it)"`
 	CapacityITLP95MS      float64 `expr:"capacity_itl_p95_ms" unit:"ms" desc:"predicted ITL p95 at workload.request_rate (0 when the deployment cannot carry it)"`
 }

@@ -21,19 +21,19 @@ func FromDeployment(dep *planner.Deployment) *Env {
 	if b, ok := catalog.DtypeBytes(dep.KV.KVDtype); ok {
 		e.Model.KVBytesPerElem = int(b)
 	}
-	tp := int64(dep.KV.TP)
 	e.KV = KVEnv{
-		BytesPerToken:   int(dep.KV.KVBytesPerToken * tp),
-		BytesPerRequest: int(dep.RequestKVBytes),
+		BytesPerToken:   int(dep.ModelKVBytesPerToken),
+		BytesPerRequest: int(dep.ModelKVBytesPerRequest),
 		BytesTransfer:   int(dep.KV.KVBytesAllRanks),
 	}
 	if d := dep.Disagg; d != nil {
-		e.KV.BytesTransfer = int(d.KVBytesPerRequest)
+		e.KV.BytesTransfer = int(d.BytesPerTransfer)
 	}
 	if dep.Link != nil {
 		e.Link.ThroughputBytesPerS = dep.Link.EffectiveBytesPerS
 		e.Link.LatencyMS = dep.Link.LatencyMS
 		e.Link.RatePer = dep.Link.RatePer
+		e.Link.Scope = dep.Link.Scope
 	}
 	if d := dep.Disagg; d != nil {
 		e.Disagg.ConcurrentTransfers = d.Concurrency
@@ -54,6 +54,7 @@ func FromDeployment(dep *planner.Deployment) *Env {
 		}
 		e.Disagg.SameGPU = e.Disagg.SameGPU || d.SameGPU
 	}
+	e.Disagg.PDGPUs, e.Disagg.NVLinkDomainGPUs = dep.PDGPUs, dep.NVLinkDomainGPUs
 	e.Disagg.PrefillMS = dep.PrefillMS
 	if e.Disagg.TTFTAggMS == 0 {
 		e.Disagg.TTFTAggMS = dep.TTFTMS
@@ -65,7 +66,13 @@ func FromDeployment(dep *planner.Deployment) *Env {
 		CapacityTokens: r.CapacityTokens, CapacityAggTokens: r.CapacityAggTokens,
 	}
 	e.Predicted = PredictedEnv{TTFTMS: dep.TTFTMS, ITLMS: dep.ITLMS}
-	e.Cost = CostEnv{GPUs: dep.GPUs, USDPerHour: dep.USDPerHour}
+	if a := dep.AtLoad; a != nil {
+		// At the rate: kvplan plan's figures of these pools, p95 as the
+		// SLO; 0 (unknown) when the pools cannot carry the rate.
+		e.Predicted = PredictedEnv{AtLoad: true, TTFTMS: a.TTFTP95MS, ITLMS: a.ITLP95MS, TTFTMeanMS: a.TTFTMeanMS, TPOTMeanMS: a.TPOTMeanMS,
+			TransferMS: a.TransferMS, RequestsPerSCapacity: a.RequestsPerSCapacity}
+	}
+	e.Cost = CostEnv{GPUs: dep.GPUs, USDPerHour: dep.USDPerHour, PriceKnown: dep.PriceKnown}
 	for i := range e.Pools {
 		pe := &e.Pools[i]
 		for _, pp := range dep.Pools {
@@ -75,6 +82,7 @@ func FromDeployment(dep *planner.Deployment) *Env {
 			mp := pp.Memory
 			pe.ConcurrencyPerWorker = pp.ConcurrencyPerWorker
 			pe.KVSlotsTokens = int(mp.KVSlotsTokens)
+			pe.GPUMemoryUtilization = mp.GPUUtil // the plan's, or the engine's default for its version
 			pe.MaxModelLen = mp.MaxModelLen
 			pe.MaxModelLenFits = mp.MaxModelLenFits
 			pe.HostRequiredBytes = int(mp.HostRequiredBytes)

@@ -289,3 +289,22 @@ func TestFlagValues(t *testing.T) {
 		t.Errorf("EnumFlag JSON = %q, %v", e.V, err)
 	}
 }
+
+// TestParseMemoryForgottenUnit: a bare number under 1 KiB is a forgotten
+// unit (issue 23: --memory-limit 16 was 16 bytes without a hint).
+func TestParseMemoryForgottenUnit(t *testing.T) {
+	for _, s := range []string{"16", "0.5", " 512 ", "1023"} {
+		_, err := ParseMemory(s)
+		if err == nil || !strings.Contains(err.Error(), "did you mean "+strings.TrimSpace(s)+"Gi?") {
+			t.Errorf("%q: %v, want a did-you-mean %sGi", s, err, strings.TrimSpace(s))
+		}
+	}
+	for _, tc := range []struct {
+		s    string
+		want int64
+	}{{"16Gi", 16 << 30}, {"1024", 1024}, {"4096", 4096}, {"1e9", 1e9}, {"3584Mi", 3584 << 20}, {"0", 0}, {"512B", 512}} {
+		if got, err := ParseMemory(tc.s); err != nil || got != tc.want {
+			t.Errorf("%q: %d, %v; want %d", tc.s, got, err, tc.want)
+		}
+	}
+}

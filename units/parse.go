@@ -42,6 +42,33 @@ func ParseQuantity(s string) (int64, error) {
 	return ratToInt64(r, "memory quantity", strings.TrimSpace(s))
 }
 
+// ParseMemory parses a memory size people type (a container limit, a host
+// cache, an RSS) with ParseQuantity's grammar, and refuses a bare number
+// below 1 KiB: "16" is 16 bytes, which no worker runs in, so it is a
+// forgotten unit and the error says "did you mean 16Gi?". A bare number of
+// 1 KiB or more ("4096", "1e9") is bytes, as Kubernetes reads it.
+func ParseMemory(s string) (int64, error) {
+	v, err := ParseQuantity(s)
+	if err != nil {
+		return 0, err
+	}
+	t := strings.TrimSpace(s)
+	if v > 0 && v < 1024 && bareNumber(t) {
+		return 0, fmt.Errorf("memory quantity %q has no unit, so it is %d bytes: did you mean %sGi? (write the unit: 16Gi, 3584Mi, 4GB)", t, v, t)
+	}
+	return v, nil
+}
+
+// bareNumber reports whether s is a number with no unit letter.
+func bareNumber(s string) bool {
+	for _, c := range s {
+		if (c < '0' || c > '9') && c != '.' && c != '+' && c != '_' && c != 'e' && c != 'E' && c != '-' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func parseSize(s, what string) (*big.Rat, error) {
 	n, unit, err := splitNumber(s, what, sizeExample)
 	if err != nil {

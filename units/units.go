@@ -116,3 +116,16 @@ func USD(usd float64) string {
 	}
 	return "$" + s
 }
+
+// Unknown is how every output prints a figure kvplan could not determine
+// (a GPU without a price), instead of a 0 that reads as free.
+const Unknown = "unknown"
+
+// USDOrUnknown formats an amount that may be unknown (nil): "$91.20" or
+// "unknown". Prices print through it in every table.
+func USDOrUnknown(usd *float64) string {
+	if usd == nil {
+		return Unknown
+	}
+	return USD(*usd)
+}

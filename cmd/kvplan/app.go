@@ -46,12 +46,26 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 
 // runIn is run with stdin given (for `kvplan check -`).
 func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	out := &countingWriter{w: stdout}
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "kvplan: internal error: %v (this is a bug in kvplan; please report it with the command you ran)\n", r)
+			msg := fmt.Sprintf("internal error: %v (this is a bug in kvplan; please report it with the command you ran)", r)
+			fmt.Fprintf(stderr, "kvplan: %s\n", msg)
 			code = ExitInternal
+			writeErrorReport(out, args, errors.New(msg), code)
 		}
 	}()
+	code, err := runApp(args, stdin, out, stderr)
+	if code == ExitUsage || code == ExitInternal {
+		// -o junit|sarif|json|github|markdown: a CI report of the error on
+		// stdout, so a pipeline never saves an empty file.
+		writeErrorReport(out, args, err, code)
+	}
+	return code
+}
+
+// runApp runs the app and returns the exit code and the error that set it.
+func runApp(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	app := newAppFor(stdout, stderr, onlyCommand(args))
 	app.Reader = stdin
 	var err error
@@ -63,22 +77,22 @@ func runIn(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) 
 		err = app.Run(args)
 	}
 	if err == nil {
-		return ExitOK
+		return ExitOK, nil
 	}
 	var fe findingsError
 	if errors.As(err, &fe) {
-		return ExitFindings
+		return ExitFindings, err
 	}
 	var ie internalError
 	if errors.As(err, &ie) {
 		fmt.Fprintf(stderr, "kvplan: %v\n", err)
-		return ExitInternal
+		return ExitInternal, err
 	}
 	// Several problems (a plan file or rule pack with many mistakes): one line each.
 	for _, e := range flatten(err) {
 		fmt.Fprintf(stderr, "kvplan: %s\n", oneLine(e.Error()))
 	}
-	return ExitUsage
+	return ExitUsage, err
 }
 
 // maxErrorLine bounds one line of an error: a 10 MB engine name must not be
@@ -118,6 +132,7 @@ var commands = []struct {
 	{name: "memory", build: memoryCommand},
 	{name: "perf", build: perfCommand},
 	{name: "check", build: checkCommand},
+	{name: "diff", build: diffCommand},
 	{name: "manifest", build: manifestCommand},
 	{name: "rules", build: rulesCommand},
 	{name: "route", build: routeCommand},
@@ -196,6 +211,7 @@ func newAppFor(stdout, stderr io.Writer, only string) *cli.App {
    hit rates of each router on a real trace          kvplan simulate --trace trace.jsonl --workers 8 --kv-slots 200000
    whether a deployment plan will work (CI)          kvplan check plan.toml -o github
    whether a Kubernetes manifest will work (CI)      kvplan check deploy.yaml --gpu h100-sxm -o github
+   what a change to a plan costs and breaks (PR)     kvplan diff base.toml head.toml -o markdown
    the memory of a vllm serve line, pasted           kvplan memory --gpu l4 -- vllm serve Qwen/Qwen3-8B --max-model-len 16384
    the cheapest deployment meeting an SLO at a rate  kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1s --itl-p95 50ms
    what the catalog holds                            kvplan models list; kvplan links list; kvplan gpus list; kvplan engines list

@@ -39,8 +39,10 @@ func checkCommand() *cli.Command {
    kvplan check deploy/disagg.yaml --gpu h100-sxm --link ib-ndr --input-tokens 3000 --concurrency 16
    helm template my-release vllm/vllm-stack -f values.yaml | kvplan check - --gpu l40s`,
 		Description: `Reads the plan (see examples/ and the README), or a manifest (.yaml, .yml,
-.json or - for stdin: DynamoGraphDeployment, llm-d, KServe LLMInferenceService,
-production-stack values, a Deployment running vllm serve), computes every
+.json: DynamoGraphDeployment, llm-d, KServe LLMInferenceService,
+production-stack values, a Deployment running vllm serve); - reads either from
+stdin, told apart by its content (a TOML plan starts with a [table] or a
+key = value line). It computes every
 figure (KV sizes, transfers, memory per pool, routing capacity, TTFT, cost) and
 evaluates the default rule pack plus --rules packs. Each finding says why,
 with the figures, and what to change, at the plan file's line or the
@@ -109,28 +111,19 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rv, err := loadReview(c, cat)
+	res, dep, err := checkInput(c, cat, set, manifestOff, c.Args().First(), failOn)
 	if err != nil {
 		return err
 	}
-	plan := rv.plan
-	dep, err := planDeployment(cat, plan)
-	if err != nil {
-		return err
-	}
-	if err := dep.Derivation.Check(); err != nil {
-		return err // a NaN or infinite figure: exit 2, never in a report
-	}
-	findings := mergeFindings(set.Evaluate(rules.FromDeployment(dep)), rv.findings, manifestOff)
-	rules.LocateWritten(findings, plan.Has, plan.Pos)
-	res := report.NewCheckResult(rv.file, set, findings, keyFigures(dep), failOn)
-	res.Notes = rv.notes
 	var buf bytes.Buffer
 	if err := report.WriteCheck(&buf, format, res); err != nil {
 		return internalError{err}
 	}
 	if c.Bool("explain") && (format == "table" || format == "markdown") {
 		fmt.Fprintf(&buf, "\nHow each figure was derived:\n%s", safetext.Terminal(dep.Derivation.String()))
+		if a := dep.AtLoad; a != nil && a.Explain != nil {
+			fmt.Fprintf(&buf, "\nAt workload.request_rate (kvplan plan's figures of these pools):\n%s", safetext.Terminal(a.Explain().String()))
+		}
 	}
 	if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
 		return err
@@ -141,43 +134,36 @@ func runCheck(c *cli.Context) error {
 	return nil
 }
 
-// keyFigures are the figures a reviewer reads next to the findings.
+// checkInput is what check reports for one plan file or manifest (arg):
+// read as check reads it, planned, its rules evaluated, located. kvplan
+// diff checks each side with it.
+func checkInput(c *cli.Context, cat *catalog.Catalog, set *rules.Set, manifestOff []string, arg string, failOn rules.Severity) (*report.CheckResult, *planner.Deployment, error) {
+	rv, err := loadReview(c, cat, arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan := rv.plan
+	dep, err := planDeployment(cat, plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := dep.Derivation.Check(); err != nil {
+		return nil, nil, err // a NaN or infinite figure: exit 2, never in a report
+	}
+	findings := mergeFindings(set.Evaluate(rules.FromDeployment(dep)), rv.findings, manifestOff)
+	rules.LocateWritten(findings, plan.Has, plan.Pos)
+	res := report.NewCheckResult(rv.file, set, findings, keyFigures(dep), failOn)
+	res.Notes = rv.notes
+	return res, dep, nil
+}
+
+// keyFigures are the figures a reviewer reads next to the findings: the
+// planner's, under kvplan plan's names (planner.Deployment.KeyFigures).
 func keyFigures(dep *planner.Deployment) []report.CheckFigure {
-	f := []report.CheckFigure{
-		{Name: "kv_bytes_per_token", Value: float64(dep.KV.KVBytesPerToken * int64(dep.KV.TP)), Unit: "B"},
-		{Name: "kv_bytes_per_request", Value: float64(dep.KV.KVBytesAllRanks), Unit: "B"},
+	kf := dep.KeyFigures()
+	out := make([]report.CheckFigure, len(kf))
+	for i, f := range kf {
+		out[i] = report.CheckFigure{Name: f.Name, Value: f.Value, Unit: f.Unit, Unknown: f.Unknown, Unbounded: f.Unbounded}
 	}
-	if d := dep.Disagg; d != nil {
-		f = append(f,
-			report.CheckFigure{Name: "transfer_ms", Value: d.TransferMS, Unit: "ms"},
-			report.CheckFigure{Name: "bytes_per_path", Value: float64(d.BytesPerPath), Unit: "B"},
-			report.CheckFigure{Name: "transfers_in_flight", Value: d.TransfersInFlight, Unit: "transfers"},
-			report.CheckFigure{Name: "transfer_ms_shared", Value: d.TransferMSShared, Unit: "ms"},
-			report.CheckFigure{Name: "ttft_agg_ms", Value: d.TTFTAggMS, Unit: "ms"},
-			report.CheckFigure{Name: "ttft_disagg_ms", Value: d.TTFTDisaggMS, Unit: "ms"},
-		)
-	}
-	f = append(f,
-		report.CheckFigure{Name: "prefill_ms", Value: dep.PrefillMS, Unit: "ms"},
-		report.CheckFigure{Name: "predicted_ttft_ms", Value: dep.TTFTMS, Unit: "ms"},
-		report.CheckFigure{Name: "predicted_itl_ms", Value: dep.ITLMS, Unit: "ms"},
-	)
-	for _, pp := range dep.Pools {
-		f = append(f,
-			report.CheckFigure{Name: pp.Name + ".kv_slots_tokens", Value: float64(pp.Memory.KVSlotsTokens), Unit: "tokens"},
-			report.CheckFigure{Name: pp.Name + ".kv_tokens_in_flight", Value: float64(pp.InFlight.TokensNeeded), Unit: "tokens"},
-			report.CheckFigure{Name: pp.Name + ".host_required_bytes", Value: float64(pp.Memory.HostRequiredBytes), Unit: "B"},
-		)
-	}
-	if dep.Routing.WorkingSetTokens > 0 {
-		f = append(f,
-			report.CheckFigure{Name: "working_set_tokens", Value: float64(dep.Routing.WorkingSetTokens), Unit: "tokens"},
-			report.CheckFigure{Name: "prefix_capacity_tokens", Value: float64(dep.Routing.CapacityTokens), Unit: "tokens"},
-		)
-	}
-	f = append(f,
-		report.CheckFigure{Name: "gpus", Value: float64(dep.GPUs), Unit: "GPUs"},
-		report.CheckFigure{Name: "usd_per_hour", Value: dep.USDPerHour, Unit: "$/h"},
-	)
-	return f
+	return out
 }

@@ -354,6 +354,7 @@ var conventionRuns = map[string][]string{
 	"memory":        {"--model", "qwen3-0.6b", "--gpu", "l4"},
 	"perf":          {"--model", "qwen3-0.6b", "--gpu", "l4", "--isl", "512", "--osl", "64", "--concurrency", "4"},
 	"check":         {"../../examples/clean.toml"},
+	"diff":          {"../../examples/clean.toml", "../../examples/clean.toml"},
 	"manifest show": {"../../testdata/manifests/dynamo/vllm_agg_router.yaml", "--gpu", "h100-sxm"},
 	"rules list":    {},
 	"rules show":    {"kv-router-without-events"},

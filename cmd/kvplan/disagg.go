@@ -21,14 +21,18 @@ func disaggCommand() *cli.Command {
 		Usage: "whether splitting prefill and decode onto separate workers pays off over a link",
 		UsageText: `kvplan disagg --model qwen3-0.6b --link 1gbe --input-tokens 1500 --concurrency 4
    kvplan disagg --model llama-3.1-70b --tensor-parallel-size 4 --link ib-ndr --prefill-gpu h100-sxm
-   kvplan disagg --model qwen3-0.6b --same-gpu --prefill-ms 80`,
+   kvplan disagg --model qwen3-0.6b --same-gpu --prefill-ms 80
+   kvplan disagg --model deepseek-v3 --kv-cache-dtype fp8 --tp 8 --prefill-gpu h200 --link ib-ndr --isl 8000 --osl 1000 --rate 1.5 --ttft-p95 2s --itl-p95 50ms`,
 		Description: `Compares the time to first token (TTFT) of one request served aggregated
 (frontend + prefill) with disaggregated (frontend + prefill + KV transfer while
 --concurrency transfers share the link), and the prefill time the split takes
 off the decode worker. On a link whose rate is per GPU (kvplan links show:
 rate_per = gpu) each tensor-parallel rank moves its own KV shard on its own
 rail; on a per-node link all of it crosses one path. Prefill time is estimated from the GPU's bf16 FLOP/s and
-prefill MFU unless --prefill-ms gives a measured value.`,
+prefill MFU unless --prefill-ms gives a measured value.
+With --rate, both sides are sized to carry the load (within --ttft-p95 and
+--itl-p95 when given) by kvplan plan's own sizing, so the figures are plan's
+for the same GPUs and tp; the cheaper side wins.`,
 		Flags: withCommon(append(modelFlags(),
 			&cli.StringFlag{Name: "link", Aliases: []string{"l"}, Usage: "link between prefill and decode workers (kvplan links list); default " + planner.SameGPULink + " with --same-gpu"},
 			&cli.StringFlag{Name: "throughput", Usage: "a link of your own instead of --link: its effective throughput, e.g. 104MB/s, 1Gbps, 25GB/s"},
@@ -37,7 +41,9 @@ prefill MFU unless --prefill-ms gives a measured value.`,
 			outputTokensFlag(128, "generated tokens per request", "osl"),
 			&cli.IntFlag{Name: "decode-tp", Usage: "tensor-parallel ranks of the decode worker (default: --tensor-parallel-size); each decode rank pulls its own KV shard"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 1, Usage: "transfers sharing the link at once (not requests in flight: kvplan check derives transfers from the load)"},
-			&cli.StringFlag{Name: "rate", Usage: "the load, requests per second: compare the split with the same GPUs aggregated at it (what splitting frees of decode against the transfer at that load); without it, one request's view"},
+			&cli.StringFlag{Name: "rate", Usage: "the load, requests per second: size the split and the aggregated pool on these GPUs to carry it, as kvplan plan does, and compare them; without it, one request's view"},
+			&cli.StringFlag{Name: "ttft-p95", Usage: "with --rate: SLO on the 95th percentile of time to first token, e.g. 1s (default: none, a steady state only)"},
+			&cli.StringFlag{Name: "itl-p95", Usage: "with --rate: SLO on the 95th percentile of inter-token latency, e.g. 50ms (default: none)"},
 			&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "serving engine of the comparison at the load: vllm, sglang or trtllm"},
 			&cli.StringFlag{Name: "prefill-gpu", Value: defaultGPU, Usage: "GPU of the prefill worker (kvplan gpus list)"},
 			&cli.StringFlag{Name: "decode-gpu", Usage: "GPU of the decode worker (default: the prefill GPU)"},
@@ -124,6 +130,11 @@ func disaggAtLoad(c *cli.Context, cat *catalog.Catalog, sc planner.DisaggScenari
 	s := c.String("rate")
 	switch {
 	case s == "":
+		for _, name := range []string{"ttft-p95", "itl-p95"} {
+			if c.String(name) != "" {
+				return fmt.Errorf("disagg: --%s applies with --rate (the SLO both sides are sized to at that load)", name)
+			}
+		}
 		return nil
 	case sc.SameGPU:
 		return fmt.Errorf("disagg: --rate compares the split with the same GPUs aggregated; with --same-gpu there is no second GPU to compare, so leave --rate out")
@@ -134,7 +145,15 @@ func disaggAtLoad(c *cli.Context, cat *catalog.Catalog, sc planner.DisaggScenari
 	if err != nil || !(rate > 0) || rate > maxRatePerS {
 		return fmt.Errorf("--rate %q: want requests per second above 0 (at most 1,000,000)", s)
 	}
-	a, err := capacity.DisaggAtLoad(sc, engine, rate, planEngine(cat))
+	var slo [2]float64
+	for i, name := range []string{"ttft-p95", "itl-p95"} {
+		if c.String(name) != "" {
+			if slo[i], err = sloFlag(c, name); err != nil {
+				return err
+			}
+		}
+	}
+	a, err := capacity.SizeAtLoad(sc, engine, rate, slo[0], slo[1], planEngine(cat))
 	if err != nil {
 		return fmt.Errorf("disagg: --rate: %w", err)
 	}
@@ -156,8 +175,9 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 		Sections: []report.Section{
 			{Title: "KV to move", Header: []string{"figure", "value"}, Rows: [][]string{
 				{"KV dtype, tensor parallel", fmt.Sprintf("%s, tp %d", p.KVDtype, p.TP)},
-				{"KV per token (all ranks)", bytesWithExact(p.KVBytesPerToken)},
-				{"KV per request", bytesWithExact(p.KVBytesPerRequest)},
+				{"KV per token (the model's)", bytesWithExact(p.KVBytesPerToken)},
+				{"KV per request (the model's)", bytesWithExact(p.KVBytesPerRequest)},
+				{"crossing the link per request", bytesWithExact(p.BytesPerTransfer)},
 			}},
 			{Title: "Transfer over " + p.Link, Header: []string{"figure", "value", "note"}, Rows: [][]string{
 				{"on the busiest path", bytesWithExact(p.BytesPerPath), pathNote(p)},
@@ -176,7 +196,9 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 		},
 		JSON: jsonWithExplain(c, p, &p.Derivation),
 	}
-	if a := p.AtLoad; a != nil {
+	if a := p.AtLoad; a != nil && a.Split != nil && a.Aggregated != nil {
+		doc.Sections = append(doc.Sections, sizedSection(a))
+	} else if a != nil {
 		doc.Sections = append(doc.Sections, report.Section{Title: fmt.Sprintf("At the load: %.4g requests/s (%s)", a.RequestsPerS, a.LoadSource),
 			Header: []string{"figure", "value", "note"}, Rows: [][]string{
 				{"ITL aggregated", msOrDash(a.ITLAggMS), fmt.Sprintf("%d aggregated workers on the same GPUs", a.AggWorkers)},
@@ -237,4 +259,51 @@ func disaggLink(c *cli.Context, cat *catalog.Catalog, sameGPU bool) (*catalog.Li
 		name = planner.SameGPULink
 	}
 	return cat.Link(name)
+}
+
+// sizedSection lays the two sides of disagg --rate side by side, as plan's
+// candidates table does.
+func sizedSection(a *planner.DisaggAtLoad) report.Section {
+	title := fmt.Sprintf("At %.4g requests/s, each side sized as kvplan plan sizes it", a.RequestsPerS)
+	if s := a.Split.SLO; s != "" {
+		title += " within " + s
+	} else {
+		title += " (a steady state; no SLO given)"
+	}
+	sides := []*planner.LoadResult{a.Split, a.Aggregated}
+	rows := [][]string{}
+	row := func(name string, f func(*planner.LoadResult) string) {
+		r := []string{name}
+		for _, x := range sides {
+			r = append(r, f(x))
+		}
+		rows = append(rows, r)
+	}
+	row("pools", func(r *planner.LoadResult) string { return r.Pools })
+	row("GPUs", func(r *planner.LoadResult) string { return fmt.Sprint(r.GPUs) })
+	row("$/hour", func(r *planner.LoadResult) string { return usd(r.USDPerHour) })
+	row("carries the load", func(r *planner.LoadResult) string {
+		if r.MeetsSLO {
+			return "yes"
+		}
+		if r.Misses != "" {
+			return "no: " + r.Misses
+		}
+		return "no"
+	})
+	row("TTFT p95 (mean)", func(r *planner.LoadResult) string {
+		return fmt.Sprintf("%s (%s)", msOrDash(r.TTFTP95MS), msOrDash(r.TTFTMeanMS))
+	})
+	row("ITL p95 (TPOT mean)", func(r *planner.LoadResult) string {
+		return fmt.Sprintf("%s (%s)", msOrDash(r.ITLP95MS), msOrDash(r.TPOTMeanMS))
+	})
+	row("KV transfer mean", func(r *planner.LoadResult) string { return msOrDash(r.TransferMS) })
+	row("capacity", func(r *planner.LoadResult) string {
+		if r.RequestsPerSCapacity == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.4g/s (utilization %.0f%%)", r.RequestsPerSCapacity, r.Utilization*100)
+	})
+	row("limited by", func(r *planner.LoadResult) string { return r.LimitedBy })
+	return report.Section{Title: title, Header: []string{"figure", "disaggregated", "aggregated"}, Rows: rows}
 }

@@ -141,12 +141,12 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 		return nil, err
 	}
 	if s := c.String("cpu-offload-cache"); s != "" {
-		if sc.CPUOffloadCacheBytes, err = units.ParseQuantity(s); err != nil {
+		if sc.CPUOffloadCacheBytes, err = units.ParseMemory(s); err != nil {
 			return nil, fmt.Errorf("--cpu-offload-cache: %w", err)
 		}
 	}
 	if s := c.String(flagMemoryLimit); s != "" {
-		if sc.LimitBytes, err = units.ParseQuantity(s); err != nil {
+		if sc.LimitBytes, err = units.ParseMemory(s); err != nil {
 			return nil, fmt.Errorf("--%s: %w", flagMemoryLimit, err)
 		}
 		if sc.LimitBytes == 0 {
@@ -154,7 +154,7 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 		}
 	}
 	if s := c.String("baseline-rss"); s != "" {
-		if sc.BaselineRSSBytes, err = units.ParseBytes(s); err != nil {
+		if sc.BaselineRSSBytes, err = units.ParseMemory(s); err != nil {
 			return nil, fmt.Errorf("--baseline-rss: %w", err)
 		}
 	}

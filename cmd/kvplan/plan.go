@@ -312,6 +312,13 @@ func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 	if len(cols) > 0 {
 		doc.Sections = append(doc.Sections, candidateSection(cols))
 	}
+	if len(res.Lost) > 0 {
+		sec := report.Section{Title: "Offered but not chosen", Header: []string{"offered", "lost on", "why"}}
+		for _, l := range res.Lost {
+			sec.Rows = append(sec.Rows, []string{l.Kind + " " + l.Name, l.Reason, l.Why})
+		}
+		doc.Sections = append(doc.Sections, sec)
+	}
 	doc.Notes = append(doc.Notes, "Verdict: "+res.Verdict+".")
 	for _, col := range cols {
 		if s := col.c.Simulated; s != nil && s.Disagree {
@@ -383,6 +390,7 @@ func candidateSection(cols []column) report.Section {
 	}
 	row("mode", func(c *capacity.Candidate) string { return c.Mode })
 	row("pools", func(c *capacity.Candidate) string { return c.Describe() })
+	row("weights / KV dtype", func(c *capacity.Candidate) string { return c.WeightDtype + " / " + c.KVDtype })
 	row("GPUs", func(c *capacity.Candidate) string { return strconv.Itoa(c.GPUs) })
 	row("$/hour", func(c *capacity.Candidate) string { return usd(c.USDPerHour) })
 	row("instances", instancesCell)
@@ -439,12 +447,7 @@ func candidateSection(cols []column) report.Section {
 	return report.Section{Title: "Candidates", Header: header, Rows: rows}
 }
 
-func usd(v *float64) string {
-	if v == nil {
-		return "unknown"
-	}
-	return units.USD(*v)
-}
+func usd(v *float64) string { return units.USDOrUnknown(v) }
 
 // centsOf rounds every dollar figure of res to cents, as every format
 // prints money (units.Cents).

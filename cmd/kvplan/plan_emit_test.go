@@ -21,7 +21,7 @@ var emitCases = []struct {
 	mode    string
 	formats []string
 }{
-	{"vllm aggregated", []string{"--rate", "20", "--itl-p95", "50ms", "--link", "ib-ndr"}, "aggregated", []string{"dynamo", "llm-d", "kserve", "vllm"}},
+	{"vllm aggregated", []string{"--rate", "20", "--itl-p95", "50ms"}, "aggregated", []string{"dynamo", "llm-d", "kserve", "vllm"}},
 	{"vllm disaggregated", []string{"--rate", "40", "--itl-p95", "35ms", "--link", "ib-ndr"}, "disaggregated", []string{"dynamo", "llm-d", "kserve", "vllm"}},
 	{"sglang aggregated", []string{"--rate", "20", "--itl-p95", "50ms", "--engine", "sglang"}, "aggregated", []string{"dynamo", "sglang"}},
 	{"sglang disaggregated", []string{"--rate", "20", "--itl-p95", "50ms", "--engine", "sglang", "--link", "ib-ndr"}, "disaggregated", []string{"dynamo", "sglang"}},

@@ -122,6 +122,17 @@ func readInput(c *cli.Context, path string) ([]byte, error) {
 func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Plan, error) {
 	var file *planfile.Plan
 	path := arg
+	var stdin []byte // "-": read once, then told apart by content
+	if arg == "-" {
+		data, err := readInput(c, "-")
+		if err != nil {
+			return nil, nil, err
+		}
+		if planfile.LooksLikePlan(data) {
+			return planFromStdin(c, data)
+		}
+		stdin = data
+	}
 	if !isManifest(arg) {
 		root, err := pathsRoot(c, arg)
 		if err != nil {
@@ -138,9 +149,12 @@ func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Pla
 	}
 	var data []byte
 	var err error
-	if file != nil && path != "-" {
+	switch {
+	case stdin != nil:
+		data = stdin
+	case file != nil && path != "-":
 		data, err = file.ReadManifest() // a regular file, capped
-	} else {
+	default:
 		data, err = readInput(c, path)
 	}
 	if err != nil {
@@ -151,7 +165,7 @@ func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Pla
 	}
 	name := path
 	if path == "-" {
-		name = "<stdin>"
+		name = stdinName
 	}
 	m, err := manifest.Read(name, data)
 	if err != nil {
@@ -160,10 +174,43 @@ func loadManifest(c *cli.Context, arg string) (*manifest.Manifest, *planfile.Pla
 	return m, file, nil
 }
 
+// planFromStdin reads a plan file given on stdin (kvplan check - <
+// plan.toml): named <stdin> in findings, its relative paths against the
+// working directory (the paths root). A [deployment] manifest it names is
+// read from that file; stdin is spent.
+func planFromStdin(c *cli.Context, data []byte) (*manifest.Manifest, *planfile.Plan, error) {
+	root, err := pathsRoot(c, "-")
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := planfile.ParseWith(stdinName, data, planfile.Options{AllowOutsidePaths: c.Bool("allow-outside-paths"), PathsRoot: root})
+	if err != nil {
+		return nil, nil, err
+	}
+	switch m := p.Deployment.Manifest; {
+	case m == "":
+		return nil, p, nil
+	case m == "-":
+		return nil, nil, p.FieldError("deployment.manifest", fmt.Errorf("\"-\" (stdin) holds the plan itself: name the manifest's file"))
+	}
+	mdata, err := p.ReadManifest()
+	if err != nil {
+		return nil, nil, err
+	}
+	mf, err := manifest.Read(p.ManifestPath(), mdata)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mf, p, nil
+}
+
+// stdinName names input read from stdin in findings and errors.
+const stdinName = "<stdin>"
+
 // loadReview reads what `kvplan check` reviews: a plan file alone, or a
 // manifest completed by a plan file and the flags.
-func loadReview(c *cli.Context, cat *catalog.Catalog) (*review, error) {
-	m, file, err := loadManifest(c, c.Args().First())
+func loadReview(c *cli.Context, cat *catalog.Catalog, arg string) (*review, error) {
+	m, file, err := loadManifest(c, arg)
 	if err != nil {
 		return nil, err
 	}

@@ -86,8 +86,10 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 			return nil, err
 		}
 	}
-	if sc.GPUUtil, err = floatIn(c, flagGPUUtil, 0.01, 1, ""); err != nil {
-		return nil, err
+	if c.IsSet(flagGPUUtil) { // else 0: the engine's default for its version, as kvplan memory
+		if sc.GPUUtil, err = floatIn(c, flagGPUUtil, 0.01, 1, ""); err != nil {
+			return nil, err
+		}
 	}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err

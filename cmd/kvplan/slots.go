@@ -14,7 +14,7 @@ func slotFlags() []cli.Flag {
 		&cli.IntFlag{Name: "kv-slots", Usage: "KV slots (tokens) of one worker; or derive them with --model, --gpu and --gpu-memory-utilization"},
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "model, to derive slots from --gpu (kvplan models list)"},
 		&cli.StringFlag{Name: "gpu", Aliases: []string{"g"}, Usage: "GPU of each worker, to derive slots through kvplan memory"},
-		gpuUtilFlag(0.9, "the engine's memory fraction when deriving slots, in (0, 1]"),
+		gpuUtilFlag(0, "the engine's memory fraction when deriving slots, in (0, 1] (default: the engine's for its version, as kvplan memory)"),
 		enforceEagerFlag("no CUDA graphs when deriving slots"),
 		maxModelLenFlag("longest request the engine admits when deriving slots (default: the model's)"),
 		kvDtypeFlag("KV cache dtype when deriving slots (default: the model's)"),
@@ -51,7 +51,7 @@ func workerSlots(c *cli.Context, blockSize int) (int, string, error) {
 	if sc.Engine, err = cat.Engine(planner.DefaultEngine); err != nil {
 		return 0, "", err
 	}
-	if sc.GPUUtil <= 0 || sc.GPUUtil > 1 {
+	if c.IsSet(flagGPUUtil) && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
 		return 0, "", fmt.Errorf("--%s %g: must be in (0, 1], e.g. 0.9", flagGPUUtil, sc.GPUUtil)
 	}
 	if sc.MaxModelLen, err = positive(c, flagMaxModelLen, true); err != nil {
@@ -65,7 +65,7 @@ func workerSlots(c *cli.Context, blockSize int) (int, string, error) {
 		return 0, "", err
 	}
 	if mp.KVSlotsTokens <= 0 {
-		return 0, "", fmt.Errorf("%s on %s at utilization %g leaves no KV slots (kvplan memory shows why)", sc.Model.Name, sc.GPU.Name, sc.GPUUtil)
+		return 0, "", fmt.Errorf("%s on %s at utilization %g leaves no KV slots (kvplan memory shows why)", sc.Model.Name, sc.GPU.Name, mp.GPUUtil)
 	}
-	return int(mp.KVSlotsTokens), fmt.Sprintf("%s on %s at %g (kvplan memory)", mp.Model, mp.GPU, sc.GPUUtil), nil
+	return int(mp.KVSlotsTokens), fmt.Sprintf("%s on %s at %g (kvplan memory)", mp.Model, mp.GPU, mp.GPUUtil), nil
 }

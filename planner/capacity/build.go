@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/planner"
 )
 
 // candidate turns an evaluation into the figures a user sees.
 func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 	c := &Candidate{Mode: s.mode, MeetsSLO: e.ok, WeightDtype: s.weightDtype, KVDtype: s.kvDtype,
-		RatePerS: e.rate, LimitedBy: e.limit, shape: s, load: e, PrefixHitRatio: e.hit}
+		LoadFigures: planner.LoadFigures{RatePerS: e.rate, PrefixHitRatio: e.hit}, LimitedBy: e.limit, shape: s, load: e}
 	if s.link != nil {
 		c.Link = s.link.Name
 	}
@@ -17,6 +20,9 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 	for i, r := range s.roles {
 		p := Pool{Role: r.name, GPU: r.gpu.Name, TP: r.tp, Workers: e.workers[i], MaxNumBatchedTokens: r.budget,
 			MaxNumSeqs: r.maxSeqs, MaxModelLen: r.maxModelLen, KVSlotsPerWorker: r.slots, smallerBudget: r.smaller}
+		if r.memory != nil {
+			p.GPUMemoryUtilization = r.memory.GPUUtil
+		}
 		if i < len(e.loads) {
 			ld := e.loads[i]
 			p.BatchCap, p.Batch, p.PrefillUtilization = ld.BatchCap, finite(ld.Batch), finite(ld.PrefillUtil)
@@ -45,6 +51,7 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 	}
 	c.TTFTP95MS, c.TTFTMeanMS = finite(e.ttftP95MS), finite(e.ttftMeanMS)
 	c.ITLP95MS, c.ITLMeanMS = finite(e.itlP95MS), finite(e.itlMeanMS)
+	c.TPOTMeanMS = c.ITLMeanMS // one output length for every request: the mean of per-request TPOT is the mean ITL
 	if s.mode == ModeDisaggregated {
 		c.TransferMS, c.TransferP95MS, c.LinkUtil = finite(e.transfer.meanMS), finite(e.transfer.p95MS), finite(e.transfer.util)
 	}
@@ -216,7 +223,7 @@ func assumptions(q *Query) []string {
 		routingAssumption(q),
 		"decode batch by Little's law (rate × (output tokens − 1) × ITL), a sequence seeing 1 + Poisson(batch) sequences in its iterations",
 		"TTFT p95 = Σ parts' means + √Σ (part p95 − mean)²: frontend, queue, prefill, transfer, seat wait, first step, taken as independent",
-		fmt.Sprintf("workers start with gpu_memory_utilization %.2g and max_model_len %d; KV seats reserve the blocks of a whole request", gpuMemoryUtilization, q.maxModelLen()),
+		fmt.Sprintf("workers start with %s and max_model_len %d; KV seats reserve the blocks of a whole request", engineFraction(q.Engine), q.maxModelLen()),
 		"disaggregated: every request's prompt KV crosses the link (the decode side holds none of it); the rate is spread over min(prefill, decode) worker pairs, each over its own path",
 	}
 	switch {
@@ -228,6 +235,15 @@ func assumptions(q *Query) []string {
 		a = append(a, "no prefix reuse")
 	}
 	return a
+}
+
+// engineFraction names the memory fraction workers start with: the
+// engine's default for its version, as kvplan memory takes it.
+func engineFraction(e *catalog.Engine) string {
+	if e.MemoryFraction > 0 {
+		return fmt.Sprintf("%s %g (%s %s's default)", e.MemoryFractionFlag, e.MemoryFraction, e.Name, e.Newest())
+	}
+	return fmt.Sprintf("the %s that %s %s derives from each GPU's memory", e.MemoryFractionFlag, e.Name, e.Newest())
 }
 
 func routingAssumption(q *Query) string {

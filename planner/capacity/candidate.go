@@ -12,14 +12,11 @@ type Candidate struct {
 	Link        string `json:"link,omitempty"`
 	WeightDtype string `json:"weight_dtype"`
 	KVDtype     string `json:"kv_dtype"`
-	GPUs        int    `json:"gpus"`
 
-	// Prices: null when a GPU of the candidate has no price (Price says
-	// "unknown"); such candidates rank after every priced one.
-	USDPerHour                *float64 `json:"usd_per_hour"`
-	USDPerMillionOutputTokens *float64 `json:"usd_per_million_output_tokens"`
-	Price                     string   `json:"price"` // "known" or "unknown"
-	PriceSource               string   `json:"price_source"`
+	// The figures at the rate: gpus, usd_per_hour … tokens_per_s_per_user,
+	// the same type and JSON names as kvplan check's and disagg's.
+	planner.LoadFigures
+
 	// What the price is made of: the provider, the instances the workers
 	// are packed onto (and the GPUs they leave idle), or an owned cluster's
 	// energy and amortisation; the power the deployment draws.
@@ -29,22 +26,6 @@ type Candidate struct {
 	Owned      *planner.OwnedCost    `json:"owned,omitempty"`
 	PowerKW    *float64              `json:"power_kw"`              // null when a GPU's TDP is unknown
 	PriceNotes []string              `json:"price_notes,omitempty"` // per-GPU fallbacks, prices older than a year
-
-	RatePerS             float64 `json:"requests_per_s"`          // the rate the figures below are at
-	RequestsPerSCapacity float64 `json:"requests_per_s_capacity"` // highest rate these pools carry within the SLO
-	Utilization          float64 `json:"utilization"`             // requests_per_s / requests_per_s_capacity: 1 − headroom
-
-	TTFTP95MS      float64 `json:"ttft_p95_ms"`
-	TTFTMeanMS     float64 `json:"ttft_mean_ms"`
-	ITLP95MS       float64 `json:"itl_p95_ms"`
-	ITLMeanMS      float64 `json:"itl_mean_ms"`
-	TransferMS     float64 `json:"transfer_ms"`     // mean KV transfer at the load (0 aggregated)
-	TransferP95MS  float64 `json:"transfer_p95_ms"` // its 95th percentile
-	LinkUtil       float64 `json:"link_utilization"`
-	PrefixHitRatio float64 `json:"prefix_hit_ratio"` // share of requests that find their prefix cached
-
-	OutputTokensPerSPerGPU float64 `json:"output_tokens_per_s_per_gpu"`
-	TokensPerSPerUser      float64 `json:"tokens_per_s_per_user"` // 1000 / itl_mean_ms
 
 	// LimitedBy says why a rejected candidate fails at the rate, or what
 	// bounds a passing one's capacity: prefill compute, decode ITL, KV
@@ -63,18 +44,22 @@ type Candidate struct {
 
 // Pool is one pool of identical workers.
 type Pool struct {
-	Role                string  `json:"role"` // aggregated | prefill | decode
-	GPU                 string  `json:"gpu"`
-	TP                  int     `json:"tp"`
-	Workers             int     `json:"workers"`
-	MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
-	MaxNumSeqs          int     `json:"max_num_seqs"`
-	MaxModelLen         int     `json:"max_model_len"`
-	KVSlotsPerWorker    int64   `json:"kv_slots_per_worker"`
-	BatchCap            int     `json:"batch_cap"`           // sequences a worker runs at once (max_num_seqs or KV slots)
-	Batch               float64 `json:"batch"`               // mean decoding sequences per worker at the rate
-	PrefillUtilization  float64 `json:"prefill_utilization"` // GPU time prefill takes, per worker
-	USDPerGPUHour       float64 `json:"usd_per_gpu_hour"`    // the per-GPU rate the sizing ranked by; 0 = unknown
+	Role                string `json:"role"` // aggregated | prefill | decode
+	GPU                 string `json:"gpu"`
+	TP                  int    `json:"tp"`
+	Workers             int    `json:"workers"`
+	MaxNumBatchedTokens int    `json:"max_num_batched_tokens"`
+	MaxNumSeqs          int    `json:"max_num_seqs"`
+	MaxModelLen         int    `json:"max_model_len"`
+	KVSlotsPerWorker    int64  `json:"kv_slots_per_worker"`
+	// GPUMemoryUtilization is the memory fraction the slots are sized at:
+	// the engine's default for its version (kvplan memory's), as the plan
+	// file writes it.
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	BatchCap             int     `json:"batch_cap"`           // sequences a worker runs at once (max_num_seqs or KV slots)
+	Batch                float64 `json:"batch"`               // mean decoding sequences per worker at the rate
+	PrefillUtilization   float64 `json:"prefill_utilization"` // GPU time prefill takes, per worker
+	USDPerGPUHour        float64 `json:"usd_per_gpu_hour"`    // the per-GPU rate the sizing ranked by; 0 = unknown
 
 	smallerBudget bool // max_num_batched_tokens lowered below the engine's default
 }

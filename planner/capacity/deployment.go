@@ -26,16 +26,8 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 	q := &Query{Model: dep.Model, Engine: dep.Engine, InputTokens: w.InputTokens, OutputTokens: w.OutputTokens,
 		RatePerS: w.RequestRate, TTFTP95MS: p.SLO.TTFTMS, ITLP95MS: p.SLO.ITLMS, Links: nil,
 		Prefixes: w.Prefixes, PrefixTokens: w.PrefixTokens, FrontendMS: planner.DefaultFrontendMS, Timers: em.Timers,
-		SeparatePrefill: em.separate(dep.Engine.Name)}
-	slo := fmt.Sprintf("TTFT p95 ≤ %g ms, ITL p95 ≤ %g ms", q.TTFTP95MS, q.ITLP95MS)
-	switch {
-	case q.TTFTP95MS <= 0 && q.ITLP95MS <= 0:
-		slo = "none: stability only"
-	case q.TTFTP95MS <= 0:
-		slo = fmt.Sprintf("ITL p95 ≤ %g ms", q.ITLP95MS)
-	case q.ITLP95MS <= 0:
-		slo = fmt.Sprintf("TTFT p95 ≤ %g ms", q.TTFTP95MS)
-	}
+		SeparatePrefill: em.separate(dep.Engine.Name), Instances: dep.Instances()}
+	slo := sloText(q.TTFTP95MS, q.ITLP95MS)
 	if q.TTFTP95MS <= 0 {
 		q.TTFTP95MS = maxSLOMS
 	}
@@ -86,7 +78,25 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 			workers[i] = pp.Workers
 		}
 		e := q.evaluate(s, workers, rate)
-		capPerS, limit := q.capacity(s, workers, rate)
+		var capPerS float64
+		var limit string
+		if len(sets) == 1 {
+			// The deployment's figures at the rate: kvplan plan's candidate
+			// of these pools, from the same function.
+			c := q.candidate(s, e)
+			dep.AtLoad = atLoad(q, c, slo)
+			capPerS, limit = c.RequestsPerSCapacity, c.LimitedBy
+			if !e.ok {
+				// Missing the SLO at the rate, it still carries a lower one.
+				capPerS, limit = q.capacity(s, workers, rate)
+				dep.AtLoad.RequestsPerSCapacity = capPerS
+				if capPerS > 0 {
+					dep.AtLoad.Utilization = rate / capPerS
+				}
+			}
+		} else {
+			capPerS, limit = q.capacity(s, workers, rate)
+		}
 		if len(set) == 2 && dep.Disagg != nil {
 			a, err := q.disaggAtLoad(s, workers, rate, LoadFromRate)
 			if err != nil {
@@ -124,6 +134,36 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 	return notes, nil
 }
 
+// sloText names the objectives a capacity is held to: "TTFT p95 ≤ 1000
+// ms, ITL p95 ≤ 50 ms", one of them, or "" for none (stability only).
+func sloText(ttftP95MS, itlP95MS float64) string {
+	switch {
+	case ttftP95MS <= 0 && itlP95MS <= 0:
+		return "" // no [slo]: held to stability only
+	case ttftP95MS <= 0:
+		return fmt.Sprintf("ITL p95 ≤ %g ms", itlP95MS)
+	case itlP95MS <= 0:
+		return fmt.Sprintf("TTFT p95 ≤ %g ms", ttftP95MS)
+	}
+	return fmt.Sprintf("TTFT p95 ≤ %g ms, ITL p95 ≤ %g ms", ttftP95MS, itlP95MS)
+}
+
+// atLoad is a candidate's figures as a deployment's LoadResult.
+func atLoad(q *Query, c *Candidate, slo string) *planner.LoadResult {
+	workers := make([]int, len(c.Pools))
+	for i, p := range c.Pools {
+		workers[i] = p.Workers
+	}
+	return &planner.LoadResult{Mode: c.Mode, Pools: c.Describe(), Workers: workers, MeetsSLO: c.MeetsSLO, LimitedBy: c.LimitedBy,
+		Misses: c.Misses, SLO: slo, LoadFigures: c.LoadFigures,
+		Explain: func() planner.Derivation {
+			if c.Derivation == nil {
+				q.explain(c)
+			}
+			return c.Derivation
+		}}
+}
+
 // planShape is the shape of a plan's pools as written.
 func (q *Query) planShape(dep *planner.Deployment, set []*planner.PoolPlan) (*shape, error) {
 	m := dep.Model
@@ -144,6 +184,7 @@ func (q *Query) planShape(dep *planner.Deployment, set []*planner.PoolPlan) (*sh
 		r := &role{name: pp.Role, gpu: pp.GPU, tp: pp.TP, budget: mp.MaxNumBatchedTokens, maxSeqs: mp.MaxNumSeqs,
 			maxModelLen: mp.MaxModelLen, block: mp.BlockSize, slots: mp.KVSlotsTokens, timer: timer, note: note,
 			memory: mp, models: map[int]*openloop.Worker{}}
+		r.usd, r.priceSource, r.priceOK = q.perGPU(pp.GPU, pp.TP)
 		need := int64(q.InputTokens + q.OutputTokens)
 		r.fits = mp.ModelFits && r.slots >= need
 		if !r.fits {

@@ -131,3 +131,75 @@ func (q *Query) rateOfConcurrency(s *shape, workers []int, c int) (float64, erro
 	}
 	return lo, nil
 }
+
+// SizeAtLoad answers `kvplan disagg --rate` as `kvplan plan` answers for
+// the same GPUs: it sizes the split (prefill workers on the prefill GPU at
+// sc.TP, decode workers on the decode GPU at the decode tp) and the
+// aggregated pool (workers on the decode GPU at the decode tp, the engine's
+// default chunk budget) to serve ratePerS within the SLO (a 0 objective is
+// none: stability only), each with plan's own sizing (the fewest workers,
+// then the cheapest split), and compares them. Their figures are those of
+// plan's candidates of the same shapes.
+func SizeAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS, ttftP95MS, itlP95MS float64, em EngineModel) (*planner.DisaggAtLoad, error) {
+	switch {
+	case sc.Model == nil || sc.Link == nil || sc.PrefillGPU == nil || sc.DecodeGPU == nil || engine == nil:
+		return nil, fmt.Errorf("the comparison at a load needs a model, a link, both GPUs and an engine")
+	case sc.OutputTokens < 1 || sc.InputTokens < 1:
+		return nil, fmt.Errorf("the comparison at a load needs at least one input and one output token")
+	case !(ratePerS > 0) || ratePerS > maxRate:
+		return nil, fmt.Errorf("rate %g requests/s: must be above 0 and at most %d", ratePerS, maxRate)
+	}
+	slo := sloText(ttftP95MS, itlP95MS)
+	q := &Query{Model: sc.Model, Engine: engine, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens, RatePerS: ratePerS,
+		TTFTP95MS: ttftP95MS, ITLP95MS: itlP95MS, FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
+		SeparatePrefill: em.separate(engine.Name)}
+	if q.TTFTP95MS <= 0 {
+		q.TTFTP95MS = maxSLOMS
+	}
+	if q.ITLP95MS <= 0 {
+		q.ITLP95MS = maxSLOMS
+	}
+	dtp := sc.DecodeTP
+	if dtp == 0 {
+		dtp = sc.TP
+	}
+	p, err := q.newRole(rolePrefill, sc.Model, sc.PrefillGPU, max(1, sc.TP), 0, "", sc.KVDtype)
+	if err != nil {
+		return nil, err
+	}
+	d, err := q.newRole(roleDecode, sc.Model, sc.DecodeGPU, max(1, dtp), 0, "", sc.KVDtype)
+	if err != nil {
+		return nil, err
+	}
+	ar, err := q.newRole(roleAggregated, sc.Model, sc.DecodeGPU, max(1, dtp), 0, "", sc.KVDtype)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := models.NewKV(sc.Model, models.KVOptions{KVDtype: sc.KVDtype, TP: max(1, sc.TP)})
+	if err != nil {
+		return nil, err
+	}
+	split := &shape{mode: ModeDisaggregated, weightDtype: sc.Model.WeightDtype, kvDtype: kv.KVDtype, model: sc.Model, link: sc.Link,
+		roles: []*role{p, d}, kv: kv}
+	agg := &shape{mode: ModeAggregated, weightDtype: sc.Model.WeightDtype, kvDtype: kv.KVDtype, model: sc.Model, roles: []*role{ar}, kv: kv}
+	cs, ca := q.sizeAtRate(split), q.sizeAtRate(agg)
+	if cs == nil || ca == nil {
+		return nil, fmt.Errorf("no worker count of these GPUs can be sized (more than %d GPUs per role)", maxWorkers)
+	}
+	a := &planner.DisaggAtLoad{RequestsPerS: ratePerS, LoadSource: LoadFromRate, AggWorkers: ca.Pools[0].Workers,
+		Split: atLoad(q, cs, slo), Aggregated: atLoad(q, ca, slo), AggCarries: ca.MeetsSLO, DisaggCarries: cs.MeetsSLO}
+	if cs.MeetsSLO {
+		a.ITLDisaggMS, a.TTFTDisaggP95MS, a.TransferMS = cs.ITLMeanMS, cs.TTFTP95MS, cs.TransferMS
+	}
+	if ca.MeetsSLO {
+		a.ITLAggMS, a.TTFTAggP95MS = ca.ITLMeanMS, ca.TTFTP95MS
+	}
+	if cs.MeetsSLO && ca.MeetsSLO {
+		a.DecodeStallFreedMS = math.Max(0, float64(q.OutputTokens-1)*(a.ITLAggMS-a.ITLDisaggMS))
+		a.TransferExceedsGain = a.TransferMS >= a.DecodeStallFreedMS
+	}
+	a.Note = "each side sized as kvplan plan sizes it: the fewest workers (the split: the cheapest prefill and decode counts) that carry the rate within " +
+		map[bool]string{true: "the SLO given", false: "stability alone (no --ttft-p95 or --itl-p95)"}[slo != ""] +
+		"; aggregated on the decode GPU at the decode tp with the engine's default chunk budget (kvplan plan also tries smaller chunks and other tp)"
+	return a, nil
+}

@@ -16,7 +16,7 @@ func (q *Query) explain(c *Candidate) {
 		pre := r.name + "."
 		n := e.workers[i]
 		d.Add(pre+"kv_slots_per_worker", float64(r.slots), "tokens", "the memory model (kvplan memory): (GPU memory × util − weights − activations − overheads) / KV bytes per token, in blocks",
-			"%s, tp %d, util %.2g, max_model_len %d", r.gpu.Name, r.tp, gpuMemoryUtilization, r.maxModelLen)
+			"%s, tp %d, util %.2g, max_model_len %d", r.gpu.Name, r.tp, r.memory.GPUUtil, r.maxModelLen)
 		if r.note != "" {
 			d.Note(r.note)
 		}
@@ -67,6 +67,7 @@ func (q *Query) explain(c *Candidate) {
 	}
 	d.Add("ttft_p95_ms", e.ttftP95MS, "ms", "Σ parts' means + √Σ (part p95 − part mean)² (independent parts)", "mean %.4g ms", e.ttftMeanMS)
 	d.Add("itl_p95_ms", e.itlP95MS, "ms", "the decoding pool's ITL p95", "%.4g", e.itlP95MS)
+	d.Add("tpot_mean_ms", c.TPOTMeanMS, "ms", "mean over requests of (last − first token) / (output tokens − 1): every request has the same output tokens, so the decoding pool's itl_mean_ms", "%.4g", c.ITLMeanMS)
 	d.Add("gpus", float64(c.GPUs), "GPUs", "Σ pools workers × tp", "%d", c.GPUs)
 	if c.PowerKW != nil {
 		d.Add("power_kw", *c.PowerKW, "kW", "(Σ GPUs × tdp_watts × busy + GPUs × host_watts_per_gpu) × PUE / 1000; busy = prefill share + (1 − it) × (1 − e^−batch) (decode: 1 − e^−batch; prefill: its share)",

@@ -102,7 +102,7 @@ func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
 			name = r.name
 		}
 		pf.Pools[name] = planPool{Role: r.name, Workers: c.Pools[i].Workers, GPU: r.gpu.Name, TP: r.tp,
-			GPUMemoryUtilization: gpuMemoryUtilization, MaxModelLen: r.maxModelLen, MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs}
+			GPUMemoryUtilization: r.memory.GPUUtil, MaxModelLen: r.maxModelLen, MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs}
 	}
 	var b bytes.Buffer
 	for _, line := range q.Summary(c) {

@@ -28,6 +28,9 @@ type Result struct {
 	Verdict           string       `json:"verdict"`
 	Notes             []string     `json:"notes"`
 	Assumptions       []string     `json:"assumptions"`
+	// Lost: each GPU and link offered that the best (or the closest) does
+	// not use, and why (cost, SLO, memory).
+	Lost []Lost `json:"lost"`
 }
 
 // Questions a Result answers.
@@ -85,6 +88,10 @@ func Search(q Query) (*Result, error) {
 		}
 	}
 	res.Verdict = q.verdict(res)
+	res.Lost = q.lost(res, notes)
+	if res.Lost == nil {
+		res.Lost = []Lost{}
+	}
 	return res, nil
 }
 

@@ -2,6 +2,7 @@ package capacity_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
@@ -447,5 +448,40 @@ func TestDisaggAtLoad(t *testing.T) {
 	}
 	if a.LoadSource != LoadFromConcurrency || a.RequestsPerS <= 0 {
 		t.Errorf("load %+v, want a rate from concurrency", *a)
+	}
+}
+
+// TestLostOptions: every GPU and link offered that the best deployment does
+// not use gets a line that says why: memory (Llama-3.1-70B's 141 GB of bf16
+// weights, 17.6 GB a rank even at tp 8, leave an L4's 22 GiB no room for
+// one 4,512-token request), SLO (1 GbE moves the 1.31 GB of prompt KV at
+// 104 MB/s: 12.6 s, over the 1 s TTFT), or cost.
+func TestLostOptions(t *testing.T) {
+	cat := testCatalog(t)
+	q := exampleQuery(t, cat)
+	l4, _ := cat.GPU("l4")
+	slow, _ := cat.Link("1gbe")
+	q.GPUOptions = append(q.GPUOptions, l4)
+	q.Links = append(q.Links, slow)
+	res, err := Search(q)
+	if err != nil || res.Best == nil {
+		t.Fatalf("%v %v", err, res)
+	}
+	got := map[string]Lost{}
+	for _, l := range res.Lost {
+		got[l.Kind+" "+l.Name] = l
+	}
+	if l := got["gpu l4"]; l.Reason != LostMemory {
+		t.Errorf("l4: %+v, want lost on memory", l)
+	}
+	if l := got["link 1gbe"]; l.Reason != LostSLO || !strings.Contains(l.Why, "TTFT p95") {
+		t.Errorf("1gbe: %+v, want lost on the SLO with its TTFT", l)
+	}
+	if _, ok := got["gpu h100-sxm"]; ok {
+		t.Errorf("h100-sxm is the best's GPU, yet listed as lost: %+v", res.Lost)
+	}
+	// ib-ndr: lost on cost exactly when the best is aggregated.
+	if l, ok := got["link ib-ndr"]; ok != (res.Best.Mode == ModeAggregated) || (ok && l.Reason != LostCost) {
+		t.Errorf("ib-ndr: %+v (listed %v), best %s", l, ok, res.Best.Describe())
 	}
 }

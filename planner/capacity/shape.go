@@ -19,9 +19,6 @@ var tpOptions = []int{1, 2, 4, 8}
 // prefill finer, so the decodes that share its iterations wait less.
 var chunkOptions = []int{4096, 2048, 1024, 512}
 
-// gpuMemoryUtilization is the engine's default fraction of GPU memory.
-const gpuMemoryUtilization = 0.9
-
 // role is one pool's worker, everything but how many.
 type role struct {
 	name        string // planfile role: aggregated, prefill, decode
@@ -121,7 +118,8 @@ func (q *Query) newRole(name string, m *catalog.Model, g *catalog.GPU, tp, budge
 	r.usd, r.priceSource, r.priceOK = q.perGPU(g, tp)
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
 		Model: m, KV: models.KVOptions{KVDtype: kvdtype, TP: tp}, GPU: g, Engine: q.Engine,
-		GPUUtil: gpuMemoryUtilization, MaxModelLen: r.maxModelLen, BlockSize: r.block, MaxNumBatchedTokens: budget,
+		// GPUUtil 0: the engine's default for its version, as kvplan memory takes it.
+		MaxModelLen: r.maxModelLen, BlockSize: r.block, MaxNumBatchedTokens: budget,
 	})
 	if err != nil {
 		return nil, err

@@ -22,8 +22,9 @@ import (
 var tables = [][][]string{
 	{{"figure", "value"},
 		{"KV dtype, tensor parallel", "bf16, tp 1"},
-		{"KV per token (all ranks)", "112 KiB (114688 B)"},
-		{"KV per request", "164 MiB (172032000 B)"}},
+		{"KV per token (the model's)", "112 KiB (114688 B)"},
+		{"KV per request (the model's)", "164 MiB (172032000 B)"},
+		{"crossing the link per request", "164 MiB (172032000 B)"}},
 	{{"figure", "value", "note"},
 		{"on the busiest path", "164 MiB (172032000 B)", "rate per node: every rank's KV crosses one path"},
 		{"effective throughput", "104 MB/s", "latency 0.200 ms per transfer"},
