@@ -163,8 +163,8 @@ func (q *Query) verdict(res *Result) string {
 			}
 			return "aggregated"
 		}
-		return fmt.Sprintf("%s and %s cost the same (%s); %s has more headroom: it carries %.3g requests/s within the SLO against %.3g (ITL p95 %.1f vs %.1f ms), the other bounded by %s",
-			name(w), name(l), cost(w), name(w), w.RequestsPerSCapacity, l.RequestsPerSCapacity, w.ITLP95MS, l.ITLP95MS, l.LimitedBy)
+		return fmt.Sprintf("%s (%s) and %s (%s) cost the same; %s has more headroom: it carries %.3g requests/s within the SLO against %.3g (ITL p95 %.1f vs %.1f ms), the other bounded by %s",
+			name(w), cost(w), name(l), cost(l), name(w), w.RequestsPerSCapacity, l.RequestsPerSCapacity, w.ITLP95MS, l.ITLP95MS, l.LimitedBy)
 	case res.Best == a:
 		return fmt.Sprintf("aggregated wins: %s against %s disaggregated over %s, whose split is bounded by %s", cost(a), cost(d), d.Link, d.LimitedBy)
 	default:
