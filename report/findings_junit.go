@@ -45,6 +45,25 @@ type junitProblem struct {
 // when one of its findings is at or above --fail-on; its findings below that
 // go to system-out. A rule that errored at run time is an <error>.
 func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
+	return WriteChecksJUnit(w, []*CheckResult{r})
+}
+
+// WriteChecksJUnit writes one test suite per input checked, named for its
+// file, each with one test case per rule.
+func WriteChecksJUnit(w io.Writer, rs []*CheckResult) error {
+	doc := junitSuites{Name: "kvplan check"}
+	for _, r := range rs {
+		s := junitSuiteOf(r)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Suites = append(doc.Suites, s)
+	}
+	return writeJUnit(w, doc)
+}
+
+// junitSuiteOf is the test suite of one input: a test case per rule.
+func junitSuiteOf(r *CheckResult) junitSuite {
 	byRule := map[string][]rules.Finding{}
 	for _, f := range r.Findings {
 		byRule[f.RuleID] = append(byRule[f.RuleID], f)
@@ -99,7 +118,7 @@ func WriteCheckJUnit(w io.Writer, r *CheckResult) error {
 		}
 		suite.SystemOut = strings.Join(notes, "\n")
 	}
-	return writeJUnit(w, junitSuites{Name: "kvplan check", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Suites: []junitSuite{suite}})
+	return suite
 }
 
 // writeJUnit writes doc as an indented JUnit XML document.

@@ -161,6 +161,62 @@ func WriteCheck(w io.Writer, format string, r *CheckResult) error {
 	return fmt.Errorf("output format %q is not one of %s", format, strings.Join(CheckFormats(), ", "))
 }
 
+// WriteChecks renders the results of several inputs checked together:
+// SARIF as one run and JUnit as one document with a suite per input (what
+// CI uploads once); JSON as {"verdict", "fail_on", "counts", "results": [one
+// object per input, as for one]}; table, markdown and github as each
+// input's report in turn. One result is written exactly as WriteCheck.
+func WriteChecks(w io.Writer, format string, rs []*CheckResult) error {
+	if len(rs) == 1 {
+		return WriteCheck(w, format, rs[0])
+	}
+	switch format {
+	case "sarif":
+		return WriteChecksSARIF(w, rs)
+	case "junit":
+		return WriteChecksJUnit(w, rs)
+	case "json":
+		all := ChecksSummary(rs)
+		doc := struct {
+			Verdict Verdict        `json:"verdict"`
+			FailOn  rules.Severity `json:"fail_on"`
+			Counts  CheckCounts    `json:"counts"`
+			Results []*CheckResult `json:"results"`
+		}{all.Verdict, all.FailOn, all.Counts, rs}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	for i, r := range rs {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := WriteCheck(w, format, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ChecksSummary is the verdict and counts of several inputs together: fail
+// when any fails.
+func ChecksSummary(rs []*CheckResult) CheckResult {
+	var all CheckResult
+	all.Verdict = VerdictPass
+	for _, r := range rs {
+		all.FailOn = r.FailOn
+		all.Counts.Deny += r.Counts.Deny
+		all.Counts.Warn += r.Counts.Warn
+		all.Counts.Info += r.Counts.Info
+		if r.Verdict == VerdictFail {
+			all.Verdict = VerdictFail
+		}
+	}
+	return all
+}
+
 // CheckFormats lists the formats of `kvplan check -o`.
 func CheckFormats() []string {
 	return []string{"table", "json", "markdown", "junit", "sarif", "github"}

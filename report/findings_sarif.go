@@ -103,12 +103,28 @@ func sarifLevel(s rules.Severity) string {
 // manifest reader's finding ("manifest/not-understood"). Notes go in the
 // run's properties.
 func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
-	uri := sarifURI(r.PlanFile)
-	artifacts := []sarifArtifact{{Location: sarifArtifactLocation{URI: uri}}}
-	seenArtifact := map[string]bool{uri: true}
+	return WriteChecksSARIF(w, []*CheckResult{r})
+}
+
+// WriteChecksSARIF writes the results of several inputs as one SARIF run
+// (code scanning refuses several runs of one tool and category in an
+// upload): every input is an artifact, the rules are listed once, and the
+// results of every input follow in order.
+func WriteChecksSARIF(w io.Writer, rs []*CheckResult) error {
+	var artifacts []sarifArtifact
+	seenArtifact := map[string]bool{}
+	for _, r := range rs {
+		if uri := sarifURI(r.PlanFile); !seenArtifact[uri] {
+			seenArtifact[uri] = true
+			artifacts = append(artifacts, sarifArtifact{Location: sarifArtifactLocation{URI: uri}})
+		}
+	}
 	driver := sarifDriver{Name: "kvplan", InformationURI: "https://github.com/kvplan/kvplan", Rules: []sarifRule{}}
 	index := map[string]int{}
 	addRule := func(id string, sev rules.Severity, why, fix string) {
+		if _, ok := index[id]; ok {
+			return
+		}
 		index[id] = len(driver.Rules)
 		short := id
 		if why != "" {
@@ -124,36 +140,39 @@ func WriteCheckSARIF(w io.Writer, r *CheckResult) error {
 		}
 		driver.Rules = append(driver.Rules, sr)
 	}
-	for _, x := range r.Rules {
-		addRule(x.ID, x.Severity, x.Why, x.Fix)
-	}
 	results := []sarifResult{}
-	for _, f := range r.Findings {
-		if _, ok := index[f.RuleID]; !ok {
-			addRule(f.RuleID, f.Severity, f.Why, "")
+	var notes []string
+	for _, r := range rs {
+		for _, x := range r.Rules {
+			addRule(x.ID, x.Severity, x.Why, x.Fix)
 		}
-		msg := termText(f.Message)
-		if f.Fix != "" {
-			msg += " Fix: " + termText(f.Fix)
+		for _, f := range r.Findings {
+			if _, ok := index[f.RuleID]; !ok {
+				addRule(f.RuleID, f.Severity, f.Why, "")
+			}
+			msg := termText(f.Message)
+			if f.Fix != "" {
+				msg += " Fix: " + termText(f.Fix)
+			}
+			fileURI := sarifURI(r.file(f))
+			if !seenArtifact[fileURI] {
+				seenArtifact[fileURI] = true
+				artifacts = append(artifacts, sarifArtifact{Location: sarifArtifactLocation{URI: fileURI}})
+			}
+			loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifactLocation{URI: fileURI}}}
+			if f.Line > 0 {
+				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line, StartColumn: f.Col}
+			}
+			results = append(results, sarifResult{RuleID: f.RuleID, RuleIndex: index[f.RuleID], Level: sarifLevel(f.Severity),
+				Message: sarifText{msg}, Locations: []sarifLocation{loc}})
 		}
-		fileURI := sarifURI(r.file(f))
-		if !seenArtifact[fileURI] {
-			seenArtifact[fileURI] = true
-			artifacts = append(artifacts, sarifArtifact{Location: sarifArtifactLocation{URI: fileURI}})
+		for _, n := range r.Notes {
+			notes = append(notes, lineText(n.String()))
 		}
-		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifactLocation{URI: fileURI}}}
-		if f.Line > 0 {
-			loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line, StartColumn: f.Col}
-		}
-		results = append(results, sarifResult{RuleID: f.RuleID, RuleIndex: index[f.RuleID], Level: sarifLevel(f.Severity),
-			Message: sarifText{msg}, Locations: []sarifLocation{loc}})
 	}
 	run := sarifRun{Tool: sarifTool{Driver: driver}, Artifacts: artifacts, Results: results}
-	if len(r.Notes) > 0 {
-		run.Properties = &sarifRunProps{}
-		for _, n := range r.Notes {
-			run.Properties.Notes = append(run.Properties.Notes, lineText(n.String()))
-		}
+	if len(notes) > 0 {
+		run.Properties = &sarifRunProps{Notes: notes}
 	}
 	log := sarifLog{
 		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",

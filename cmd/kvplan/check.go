@@ -31,8 +31,9 @@ func checkCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "check",
 		Usage:     "evaluate a deployment plan file or Kubernetes manifest against the rules; exit 1 when a rule fails it (for CI)",
-		ArgsUsage: "PLAN.toml | MANIFEST.yaml | -",
+		ArgsUsage: "PLAN.toml | MANIFEST.yaml | - ...",
 		UsageText: `kvplan check plan.toml
+   kvplan check examples/*.toml k8s/*.yaml -o sarif > kvplan.sarif   # several inputs: one SARIF run, one JUnit document
    kvplan check plan.toml -o github            # GitHub Actions annotations
    kvplan check plan.toml -o sarif > kvplan.sarif
    kvplan check plan.toml --rules team-rules/ --disable kv-routing-pays-off --fail-on warn
@@ -46,7 +47,10 @@ key = value line). It computes every
 figure (KV sizes, transfers, memory per pool, routing capacity, TTFT, cost) and
 evaluates the default rule pack plus --rules packs. Each finding says why,
 with the figures, and what to change, at the plan file's line or the
-manifest's line:col. What a manifest lacks comes from --gpu, --link,
+manifest's line:col. Several inputs are checked in turn with the same flags
+and reported together (SARIF: one run; JUnit: a suite per input; JSON:
+{"verdict", "counts", "results": [...]}); the exit code is the worst of
+them. What a manifest lacks comes from --gpu, --link,
 --input-tokens, --output-tokens, --rate, --concurrency, --ttft-p95 and
 --itl-p95 (they win), or from a
 plan file with [deployment] manifest = "..."; what is still missing is
@@ -91,8 +95,11 @@ func envBuilder(cat *catalog.Catalog) rules.Builder {
 }
 
 func runCheck(c *cli.Context) error {
-	if c.NArg() != 1 {
-		return fmt.Errorf("check: give exactly one plan file or manifest (e.g. kvplan check examples/clean.toml)")
+	if c.NArg() < 1 {
+		return fmt.Errorf("check: give a plan file or manifest (e.g. kvplan check examples/clean.toml), or several")
+	}
+	if c.NArg() > maxCheckInputs {
+		return fmt.Errorf("check: %d inputs: at most %d in one run", c.NArg(), maxCheckInputs)
 	}
 	format, err := units.ParseEnum(c.String("output"), report.CheckFormats()) // -o SARIF is sarif
 	if err != nil {
@@ -111,28 +118,50 @@ func runCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, dep, err := checkInput(c, cat, set, manifestOff, c.Args().First(), failOn)
-	if err != nil {
-		return err
+	stdin := 0
+	for _, arg := range c.Args().Slice() {
+		if arg == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return fmt.Errorf("check: - (stdin) is given %d times; it can be read once", stdin)
+	}
+	var results []*report.CheckResult
+	var deps []*planner.Deployment
+	for _, arg := range c.Args().Slice() {
+		res, dep, err := checkInput(c, cat, set, manifestOff, arg, failOn)
+		if err != nil {
+			return err
+		}
+		results, deps = append(results, res), append(deps, dep)
 	}
 	var buf bytes.Buffer
-	if err := report.WriteCheck(&buf, format, res); err != nil {
+	if err := report.WriteChecks(&buf, format, results); err != nil {
 		return internalError{err}
 	}
 	if c.Bool("explain") && (format == "table" || format == "markdown") {
-		fmt.Fprintf(&buf, "\nHow each figure was derived:\n%s", safetext.Terminal(dep.Derivation.String()))
-		if a := dep.AtLoad; a != nil && a.Explain != nil {
-			fmt.Fprintf(&buf, "\nAt workload.request_rate (kvplan plan's figures of these pools):\n%s", safetext.Terminal(a.Explain().String()))
+		for i, dep := range deps {
+			if len(deps) > 1 {
+				fmt.Fprintf(&buf, "\n%s:", safetext.Terminal(results[i].PlanFile))
+			}
+			fmt.Fprintf(&buf, "\nHow each figure was derived:\n%s", safetext.Terminal(dep.Derivation.String()))
+			if a := dep.AtLoad; a != nil && a.Explain != nil {
+				fmt.Fprintf(&buf, "\nAt workload.request_rate (kvplan plan's figures of these pools):\n%s", safetext.Terminal(a.Explain().String()))
+			}
 		}
 	}
 	if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
 		return err
 	}
-	if res.Verdict == report.VerdictFail {
-		return findingsError{res.Counts.Deny + res.Counts.Warn}
+	if all := report.ChecksSummary(results); all.Verdict == report.VerdictFail {
+		return findingsError{all.Counts.Deny + all.Counts.Warn}
 	}
 	return nil
 }
+
+// maxCheckInputs bounds the files one check reads (each is capped in size).
+const maxCheckInputs = 1000
 
 // checkInput is what check reports for one plan file or manifest (arg):
 // read as check reads it, planned, its rules evaluated, located. kvplan
