@@ -106,7 +106,7 @@ func TestCheckBadInput(t *testing.T) {
 		{"bad format", []string{"check", examplePlan, "-o", "xml"}, `-o "xml" is not a format`},
 		{"bad fail-on", []string{"check", examplePlan, "--fail-on", "error"}, "--fail-on"},
 		{"unknown disable", []string{"check", examplePlan, "--disable", "kv-router-without-event"}, "kv-router-without-event"},
-		{"no plan", []string{"check"}, "give exactly one plan file"},
+		{"no plan", []string{"check"}, "give a plan file or manifest"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
