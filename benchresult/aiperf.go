@@ -171,14 +171,14 @@ func parseAIPerfCSV(file string, data []byte) (*File, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				return nil, &tomlpos.Error{File: file, Line: pe.Line, Col: pe.Column, Msg: "malformed CSV: " + pe.Err.Error()}
 			}
-			return nil, &tomlpos.Error{File: file, Line: line, Msg: "malformed CSV: " + err.Error()}
+			return nil, &tomlpos.Error{File: file, Msg: "malformed CSV: " + err.Error()}
 		}
+		line, _ := cr.FieldPos(0)
 		if len(rec) == 0 || len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}

@@ -129,35 +129,47 @@ func quoteBareNonFinite(data []byte) []byte {
 	}
 	var out []byte
 	last := 0
-	inStr, esc := false, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
+	for i := 0; i < len(data); {
+		j := bytes.IndexAny(data[i:], `"NI`)
+		if j < 0 {
+			break
 		}
-		if c == '"' {
-			inStr = true
-			continue
-		}
-		for _, tok := range [...]string{"-Infinity", "Infinity", "NaN"} {
-			if c == tok[0] && bytes.HasPrefix(data[i:], []byte(tok)) {
-				out = append(out, data[last:i]...)
-				out = append(out, '"')
-				out = append(out, tok...)
-				out = append(out, '"')
-				i += len(tok) - 1
-				last = i + 1
+		i += j
+		if data[i] == '"' { // skip the string
+			for i++; i < len(data); {
+				k := bytes.IndexAny(data[i:], `"\`)
+				if k < 0 {
+					i = len(data)
+					break
+				}
+				i += k
+				if data[i] == '\\' {
+					i += 2
+					continue
+				}
+				i++
 				break
 			}
+			continue
 		}
+		tok := "NaN"
+		if data[i] == 'I' {
+			tok = "Infinity"
+		}
+		if !bytes.HasPrefix(data[i:], []byte(tok)) {
+			i++
+			continue
+		}
+		from := i
+		if i > 0 && data[i-1] == '-' {
+			from--
+		}
+		out = append(out, data[last:from]...)
+		out = append(out, '"')
+		out = append(out, data[from:i+len(tok)]...)
+		out = append(out, '"')
+		i += len(tok)
+		last = i
 	}
 	if out == nil {
 		return data

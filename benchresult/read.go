@@ -103,7 +103,7 @@ func unusable(r *Run) string {
 	case m.RequestsPerS != nil && *m.RequestsPerS == 0:
 		return "zero throughput (0 requests/s): nothing was served"
 	case m.Empty():
-		return "no figure measured (every metric absent, NaN or Infinity)"
+		return "no figure measured (every metric absent or not a finite number)"
 	}
 	return ""
 }

@@ -19,12 +19,16 @@ func parseTRTLLM(file string, data []byte) (*File, error) {
 	kv := map[string]string{}
 	lines := map[string]int{}
 	section := ""
+	rules := 0 // "=====" lines since PERFORMANCE OVERVIEW: the one under its title, and the one that closes it
 	for i, raw := range bytes.Split(data, []byte("\n")) {
 		line := strings.TrimRight(string(raw), "\r")
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "= ") {
 			section = strings.TrimSpace(strings.TrimPrefix(t, "= "))
 			continue
+		}
+		if section == "PERFORMANCE OVERVIEW" && strings.HasPrefix(t, "=====") {
+			rules++
 		}
 		if section == "" || strings.HasPrefix(t, "[") || strings.HasPrefix(t, "=") {
 			continue
@@ -96,9 +100,9 @@ func parseTRTLLM(file string, data []byte) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := kv["Number of requests"]; !ok || (mt.RequestsPerS == nil && mt.OutputTokensPerS == nil) {
+	if _, ok := kv["Number of requests"]; !ok || rules < 2 || (mt.RequestsPerS == nil && mt.OutputTokensPerS == nil) {
 		return nil, &tomlpos.Error{File: file, Line: bytes.Count(data, []byte("\n")) + 1,
-			Field: "PERFORMANCE OVERVIEW", Msg: "truncated: the report lacks Number of requests or its throughputs"}
+			Field: "PERFORMANCE OVERVIEW", Msg: "truncated: the report does not close, or lacks Number of requests or its throughputs"}
 	}
 	r.Label = runLabel(w, fmt.Sprintf("%d requests, %g in / %g out", w.Prompts, w.InputTokensMean, w.OutputTokensMean))
 	r.Notes = append(r.Notes, "an offline max-throughput run: every request queued at once, the engine at its max runtime batch size; the report names no GPU")

@@ -16,7 +16,7 @@ const (
 func Formats() []string {
 	return []string{
 		"vLLM `vllm bench serve --save-result` JSON (old and new layouts, per-request arrays or not, one run or JSON lines)",
-		"SGLang `bench_serving --output-file` JSON lines (bare Infinity and NaN accepted)",
+		"SGLang `bench_serving --output-file` JSON lines (bare Infinity accepted)",
 		"AIPerf / genai-perf profile_export JSON (records or top-level metrics) and CSV",
 		"guidellm benchmarks JSON and YAML (v0.3 `args`/`run_stats`, v1 `args`, v2 `config` layouts)",
 		"inference-perf lifecycle reports (stage and summary) and its Prometheus stage files",
