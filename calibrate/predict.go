@@ -130,8 +130,8 @@ func finite(v float64) *float64 {
 
 // Methods of prediction (Prediction.Method).
 const (
-	MethodClosedLoop = "perf closed loop"  // kvplan perf's iteration-by-iteration replay (perf.Model.Steady, via planner.PlanPerf)
-	MethodTimedSim   = "timed simulator"   // kvplan simulate's timed engine (package sim), every request of the run
+	MethodClosedLoop = "perf closed loop" // kvplan perf's iteration-by-iteration replay (perf.Model.Steady, via planner.PlanPerf)
+	MethodTimedSim   = "timed simulator"  // kvplan simulate's timed engine (package sim), every request of the run
 	seedSalt         = 0x6b7670_6c616e_24 // the arrival draws' stream
 )
 
