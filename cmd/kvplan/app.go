@@ -117,6 +117,7 @@ var commands = []struct {
 	{name: "disagg", build: disaggCommand},
 	{name: "memory", build: memoryCommand},
 	{name: "perf", build: perfCommand},
+	{name: "calibrate", build: calibrateCommand},
 	{name: "check", build: checkCommand},
 	{name: "manifest", build: manifestCommand},
 	{name: "rules", build: rulesCommand},
