@@ -321,6 +321,9 @@ func TestEveryFixtureReads(t *testing.T) {
 		t.Fatalf("only %d fixtures", len(files))
 	}
 	for _, p := range files {
+		if filepath.Base(filepath.Dir(p)) == "catalog" {
+			continue // the models the calibration tests need, not a result file
+		}
 		if _, err := Read(p); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}

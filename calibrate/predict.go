@@ -221,9 +221,6 @@ func (c *Case) closedLoop(cat *catalog.Catalog, clients int) (Prediction, error)
 		tpot += w * p.TPOTMS
 		itl50 += w * p.ITLMSP50
 		weight += w
-		if p.EfficiencyFallback != "" && len(notes) == 0 {
-			notes = append(notes, p.EfficiencyFallback)
-		}
 	}
 	if weight <= 0 {
 		return Prediction{}, fmt.Errorf("%s: the closed loop completed nothing", c.File)
@@ -289,9 +286,6 @@ func (c *Case) simulate(cat *catalog.Catalog, why string) (Prediction, error) {
 		how += " (" + why + ")"
 	}
 	var notes []string
-	if plan.StepModel != "" && plan.Step.Fallback != "" {
-		notes = append(notes, plan.Step.Fallback)
-	}
 	if len(ld.InputLens) > 0 {
 		notes = append(notes, fmt.Sprintf("lengths request by request from the file's %d per-request entries", len(ld.InputLens)))
 	}

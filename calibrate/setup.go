@@ -129,7 +129,7 @@ func resolveRun(cat *catalog.Catalog, f *benchresult.File, r benchresult.Run, g 
 			return c, err
 		}
 	default:
-		fm, ferr := cat.Model(rs.Model)
+		fm, ferr := findModel(cat, rs.Model)
 		switch {
 		case ferr == nil && g.Model != "":
 			gm, err := cat.Model(g.Model)
@@ -281,6 +281,32 @@ func resolveRun(cat *catalog.Catalog, f *benchresult.File, r benchresult.Run, g 
 	return c, nil
 }
 
+// findModel resolves a model as a file names it: a catalog name, alias or
+// Hugging Face id, or a local path whose last element spells one with other
+// separators ("/workspace/qwen-3-8b" is qwen3-8b).
+func findModel(cat *catalog.Catalog, s string) (*catalog.Model, error) {
+	m, err := cat.Model(s)
+	if err == nil {
+		return m, nil
+	}
+	squash := func(n string) string {
+		n = strings.ToLower(n)
+		if i := strings.LastIndexByte(n, '/'); i >= 0 {
+			n = n[i+1:]
+		}
+		return strings.NewReplacer("-", "", "_", "", " ", "").Replace(n)
+	}
+	want := squash(s)
+	for _, m := range cat.Models {
+		for _, n := range append([]string{m.Name, m.HFID}, m.Aliases...) {
+			if n != "" && squash(n) == want {
+				return m, nil
+			}
+		}
+	}
+	return nil, err
+}
+
 // findGPU resolves a GPU as a file writes it ("NVIDIA_L40S", "H100 80GB
 // HBM3"), or nil.
 func findGPU(cat *catalog.Catalog, s string) *catalog.GPU {
@@ -322,8 +348,14 @@ func (c *Case) resolveLoad(g Given) error {
 		return conflict(file, "request-rate", g.RatePerS, "load", c.Run.Label)
 	case g.Concurrency > 0:
 		ld.Kind, ld.Concurrency = benchresult.LoadConcurrency, g.Concurrency
+		if w.Kind == benchresult.LoadUnknown {
+			c.Run.Label = fmt.Sprintf("concurrency %d (--concurrency)", g.Concurrency)
+		}
 	case g.RatePerS > 0:
 		ld.Kind, ld.RatePerS = benchresult.LoadRate, g.RatePerS
+		if w.Kind == benchresult.LoadUnknown {
+			c.Run.Label = fmt.Sprintf("%s req/s (--request-rate)", fmtRate(g.RatePerS))
+		}
 	case w.Kind == benchresult.LoadUnknown:
 		return fmt.Errorf("%s: the file does not state the load: give --concurrency N (a closed loop) or --request-rate R (requests per second)", file)
 	}

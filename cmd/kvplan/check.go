@@ -125,6 +125,9 @@ func runCheck(c *cli.Context) error {
 	rules.LocateWritten(findings, plan.Has, plan.Pos)
 	res := report.NewCheckResult(rv.file, set, findings, keyFigures(dep), failOn)
 	res.Notes = rv.notes
+	for _, u := range dep.EfficiencyUses() { // the shipped fit, or the user's calibration (its files and date)
+		res.Notes = append(res.Notes, report.CheckNote{Message: u.Note()})
+	}
 	var buf bytes.Buffer
 	if err := report.WriteCheck(&buf, format, res); err != nil {
 		return internalError{err}

@@ -212,6 +212,9 @@ func perfDoc(c *cli.Context, p *planner.PerfPlan) *report.Doc {
 	doc.JSON = jsonWithExplain(c, p, &p.Derivation)
 	e := p.Efficiency
 	doc.Notes = append(doc.Notes, fmt.Sprintf("Efficiencies %s: gemm %.2f, memory %.2f, attention %.2f (%s).", e.Key(), e.GEMM, e.Memory, e.Attention, e.Source))
+	if e.Calibrated() {
+		doc.Notes = append(doc.Notes, "The figures rest on a calibration: "+e.Provenance()+".")
+	}
 	if p.EfficiencyFallback != "" {
 		doc.Notes = append(doc.Notes, "Fallback: "+p.EfficiencyFallback+".")
 	}
