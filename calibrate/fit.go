@@ -36,6 +36,8 @@ const (
 	fdStep = 0.05
 	// maxSteps bounds the Levenberg–Marquardt steps of one fit.
 	maxSteps = 30
+	// maxRefreshes bounds the Jacobians measured again during one fit.
+	maxRefreshes = 3
 )
 
 // Target is a figure a run's fit residual is taken on.
@@ -192,6 +194,7 @@ func Calibrate(cases []Case, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.elast = elast
 	x, cost, err := f.levenberg(x0, free, all)
 	if err != nil {
 		return nil, err
@@ -309,7 +312,8 @@ type fitter struct {
 	// jac is d residual / d ln θ at the shipped entry, every case's rows in
 	// order (by forward differences): the Jacobian each fit starts from,
 	// measured at the prior, so it carries nothing of the measured values.
-	jac *mat.Dense
+	jac   *mat.Dense
+	elast []float64 // per parameter, at the shipped entry
 }
 
 // rows are the residual rows of the cases of idx in f.jac.
@@ -479,7 +483,44 @@ func (f *fitter) constrained(x0 []float64, base []Prediction, idx []int) (free [
 // prediction of the cases rather than one per parameter. The prior's part
 // of the Jacobian is exact (diagonal, 1/σ).
 func (f *fitter) levenberg(x0 []float64, free, idx []int) ([]float64, float64, error) {
-	x := append([]float64(nil), x0...)
+	best, bestCost, err := f.descend(x0, x0, free, idx)
+	if err != nil || len(free) == 0 {
+		return best, bestCost, err
+	}
+	// More starts: the cost has edges (see descend) that a start on the
+	// wrong side of does not cross. Each start moves every free parameter
+	// by one prior σ (a factor PriorFactor) up or down, by a fixed pattern,
+	// so the fit is the same on every run.
+	for s := 0; s < extraStarts; s++ {
+		start := append([]float64(nil), x0...)
+		for b, j := range f.byElasticity(free) {
+			sign := 1.0
+			if (b+s)%2 == 1 {
+				sign = -1
+			}
+			if s == 2 {
+				sign = -sign * float64(1-2*(b/2%2))
+			}
+			start[j] = math.Min(math.Max(x0[j]+sign*priorSigma, math.Log(Params[j].Lo)), math.Log(Params[j].Hi))
+		}
+		x, c, err := f.descend(start, x0, free, idx)
+		if err != nil {
+			continue
+		}
+		if c < bestCost {
+			best, bestCost = x, c
+		}
+	}
+	return best, bestCost, nil
+}
+
+// extraStarts is how many starts beyond the shipped entry a fit makes.
+const extraStarts = 3
+
+// descend is one Levenberg–Marquardt descent from start, the prior
+// centred on x0.
+func (f *fitter) descend(start, x0 []float64, free, idx []int) ([]float64, float64, error) {
+	x := append([]float64(nil), start...)
 	predsAt := func(x []float64) ([]float64, error) {
 		preds, err := f.predict(x, idx)
 		if err != nil {
@@ -507,6 +548,32 @@ func (f *fitter) levenberg(x0 []float64, free, idx []int) ([]float64, float64, e
 	if k == 0 {
 		return x, c0, nil
 	}
+	lo, hi := make([]float64, len(Params)), make([]float64, len(Params))
+	for j, p := range Params {
+		lo[j], hi[j] = math.Log(p.Lo), math.Log(p.Hi)
+	}
+	// A scan first: the closed-loop replay jumps between regimes (clients in
+	// lock-step or out of step change TTFT two- to threefold), so the cost
+	// is not smooth and a gradient method stops at the first edge. Each
+	// free parameter in turn (the most influential first) is tried at
+	// scanFactors times its value, keeping any point that lowers the cost.
+	for _, j := range f.byElasticity(free) {
+		best := x[j]
+		for _, fac := range scanFactors {
+			xn := append([]float64(nil), x...)
+			xn[j] = math.Min(math.Max(best+math.Log(fac), lo[j]), hi[j])
+			if xn[j] == x[j] {
+				continue
+			}
+			rn, err := predsAt(xn)
+			if err != nil {
+				continue
+			}
+			if cn := cost(rn, xn); cn < c0 {
+				x, r, c0 = xn, rn, cn
+			}
+		}
+	}
 	rows := f.rows(idx)
 	J := mat.NewDense(len(rows), k, nil)
 	for a, row := range rows {
@@ -514,13 +581,37 @@ func (f *fitter) levenberg(x0 []float64, free, idx []int) ([]float64, float64, e
 			J.Set(a, b, f.jac.At(row, j))
 		}
 	}
-	lo, hi := make([]float64, len(Params)), make([]float64, len(Params))
-	for j, p := range Params {
-		lo[j], hi[j] = math.Log(p.Lo), math.Log(p.Hi)
+	// refresh measures J again by forward differences at x, when Broyden's
+	// estimate no longer gives steps that lower the cost.
+	refreshes := 0
+	refresh := func() error {
+		refreshes++
+		for b, j := range free {
+			xh := append([]float64(nil), x...)
+			h := fdStep
+			if xh[j]+h > hi[j] {
+				h = -h
+			}
+			xh[j] += h
+			rh, err := predsAt(xh)
+			if err != nil {
+				return err
+			}
+			for a := range rh {
+				J.Set(a, b, (rh[a]-r[a])/h)
+			}
+		}
+		return nil
 	}
 	mu := 1e-2
 	rejected := 0
 	for step := 0; step < maxSteps; step++ {
+		if rejected == 2 && refreshes < maxRefreshes {
+			if err := refresh(); err != nil {
+				return nil, 0, err
+			}
+			mu = 1e-2
+		}
 		// H = JᵀJ + I/σ², g = Jᵀr + (x − x0)/σ².
 		var H mat.Dense
 		H.Mul(J.T(), J)
@@ -605,6 +696,16 @@ func round6(v float64) float64 {
 	}
 	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
 	return r
+}
+
+// scanFactors are the values the scan tries, as factors of the current one.
+var scanFactors = []float64{0.25, 0.5, 2, 4}
+
+// byElasticity orders free parameters by their elasticity, largest first.
+func (f *fitter) byElasticity(free []int) []int {
+	out := append([]int(nil), free...)
+	sort.SliceStable(out, func(a, b int) bool { return f.elast[out[a]] > f.elast[out[b]] })
+	return out
 }
 
 func allIndexes(n int) []int {
