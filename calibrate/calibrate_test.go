@@ -170,7 +170,7 @@ func shippedFor(t testing.TB, gpu, engine, dtype string) catalog.Efficiency {
 
 // TestRecovery: runs made by the engine model with memory 0.70 (shipped
 // ~0.83) and request_ms 20 (shipped ~5) are fitted back: the predictions
-// after match them, a load point left out of the fit is predicted as the
+// after match them (within half the fit's assumed noise), a load point left out of the fit is predicted as the
 // truth predicts it, and what the runs cannot see (moe for a dense model;
 // interconnect and allreduce_us at tp 1) stays exactly as shipped. The
 // fitted values themselves need not be the truth: with fixed lengths,
@@ -186,9 +186,12 @@ func TestRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The fit trades the runs' residuals (σ = MeasurementSigma) against the
+	// prior's pull toward the shipped entry: noise-free runs are matched to
+	// within half the noise the fit assumes, not exactly.
 	for _, s := range res.Summary {
-		if s.After > 0.03 || s.After >= s.Before {
-			t.Errorf("%s: median |error| %.1f%% before, %.1f%% after; want under 3%% after", s.Metric, 100*s.Before, 100*s.After)
+		if s.After > MeasurementSigma/2 || s.After >= s.Before {
+			t.Errorf("%s: median |error| %.1f%% before, %.1f%% after; want under %.0f%% after", s.Metric, 100*s.Before, 100*s.After, 100*MeasurementSigma/2)
 		}
 	}
 	// A load point between the fitted ones: 24 clients, 1024 in / 256 out.
