@@ -50,7 +50,10 @@ func TestHeldOutAccuracy(t *testing.T) {
 		t.Skip("no ../shared/data/bench-results")
 	}
 	cat := loadCat(t)
-	type row struct{ set, run, metric string; before, after float64 }
+	type row struct {
+		set, run, metric string
+		before, after    float64
+	}
 	var all []row
 	var b strings.Builder
 	b.WriteString("| set | run | figure | measured | before | after (left out) |\n|---|---|---|---:|---:|---:|\n")
