@@ -511,15 +511,22 @@ func (f *fitter) constrained(x0 []float64, base []Prediction, idx []int) (free [
 // prediction of the cases rather than one per parameter. The prior's part
 // of the Jacobian is exact (diagonal, 1/σ).
 func (f *fitter) levenberg(x0 []float64, free, idx []int) ([]float64, float64, error) {
-	best, bestCost, err := f.descend(x0, x0, free, idx)
+	best, bestCost, err := f.descend(x0, x0, free, idx, true)
 	if err != nil || len(free) == 0 || !f.jumpy {
 		return best, bestCost, err
 	}
 	// More starts: the cost has edges (see descend) that a start on the
-	// wrong side of does not cross. Each start moves every free parameter
-	// by half or one prior σ up or down, by a fixed pseudo-random pattern,
-	// so the fit is the same on every run.
-	for s := 0; s < extraStarts; s++ {
+	// wrong side of does not cross. startCandidates points, each moving
+	// every free parameter by half or one prior σ up or down by a fixed
+	// pseudo-random pattern (so the fit is the same on every run), are
+	// priced with one prediction each; the extraStarts cheapest are
+	// descended from.
+	type cand struct {
+		x    []float64
+		cost float64
+	}
+	var cands []cand
+	for s := 0; s < startCandidates; s++ {
 		start := append([]float64(nil), x0...)
 		for b, j := range f.byElasticity(free) {
 			h := mix(uint64(s)<<8 | uint64(b))
@@ -532,7 +539,15 @@ func (f *fitter) levenberg(x0 []float64, free, idx []int) ([]float64, float64, e
 			}
 			start[j] = math.Min(math.Max(x0[j]+step, math.Log(Params[j].Lo)), math.Log(Params[j].Hi))
 		}
-		x, c, err := f.descend(start, x0, free, idx)
+		c, err := f.cost(start, x0, free, idx)
+		if err != nil {
+			continue
+		}
+		cands = append(cands, cand{start, c})
+	}
+	sort.SliceStable(cands, func(a, b int) bool { return cands[a].cost < cands[b].cost })
+	for _, cd := range cands[:min(extraStarts, len(cands))] {
+		x, c, err := f.descend(cd.x, x0, free, idx, false)
 		if err != nil {
 			continue
 		}
@@ -543,12 +558,33 @@ func (f *fitter) levenberg(x0 []float64, free, idx []int) ([]float64, float64, e
 	return best, bestCost, nil
 }
 
-// extraStarts is how many starts beyond the shipped entry a fit makes.
-const extraStarts = 8
+// Starts beyond the shipped entry: candidates priced, and the cheapest
+// descended from.
+const (
+	startCandidates = 16
+	extraStarts     = 3
+)
+
+// cost is the fit's cost at x (prior centred on x0).
+func (f *fitter) cost(x, x0 []float64, free, idx []int) (float64, error) {
+	preds, err := f.predict(x, idx)
+	if err != nil {
+		return 0, err
+	}
+	var c float64
+	for _, v := range f.residuals(preds, idx) {
+		c += v * v
+	}
+	for _, j := range free {
+		d := (x[j] - x0[j]) / priorSigma
+		c += d * d
+	}
+	return c, nil
+}
 
 // descend is one Levenberg–Marquardt descent from start, the prior
-// centred on x0.
-func (f *fitter) descend(start, x0 []float64, free, idx []int) ([]float64, float64, error) {
+// centred on x0, after a scan when scan is set (the first start).
+func (f *fitter) descend(start, x0 []float64, free, idx []int, scan bool) ([]float64, float64, error) {
 	x := append([]float64(nil), start...)
 	predsAt := func(x []float64) ([]float64, error) {
 		preds, err := f.predict(x, idx)
@@ -590,7 +626,7 @@ func (f *fitter) descend(start, x0 []float64, free, idx []int) ([]float64, float
 	// over hundreds of requests, have no such edges, and it costs 10–100
 	// times more a prediction.
 	for _, j := range f.byElasticity(free) {
-		if !f.jumpy {
+		if !f.jumpy || !scan {
 			break
 		}
 		best := x[j]

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 
 	"github.com/kvplan/kvplan/benchresult"
 	"github.com/kvplan/kvplan/catalog"
@@ -168,6 +169,14 @@ func withEfficiency(cat *catalog.Catalog, e *catalog.Efficiency) *catalog.Catalo
 // the closed loop at the engine's batch cap, as kvplan perf's check against
 // NVIDIA's saturated figures runs it.
 func (c *Case) Predict(eff *catalog.Efficiency) (Prediction, error) {
+	if eff == nil {
+		s := &c.Setup
+		m, err := s.Catalog.EfficiencyFor(s.GPU.Name, s.Engine, s.WeightDtype)
+		if err != nil {
+			return Prediction{}, err
+		}
+		eff = m.Efficiency
+	}
 	cat := withEfficiency(c.Setup.Catalog, eff)
 	ld := c.Load
 	switch ld.Kind {
@@ -175,7 +184,7 @@ func (c *Case) Predict(eff *catalog.Efficiency) (Prediction, error) {
 		if ld.Prompts > 0 && ld.Prompts <= ld.Concurrency {
 			return c.simulate(cat, "its prompts all fit its clients: one burst")
 		}
-		return c.closedLoop(cat, ld.Concurrency)
+		return c.closedLoop(cat, eff, ld.Concurrency)
 	case benchresult.LoadOffline:
 		clients := ld.Concurrency * c.Setup.Replicas
 		if ld.Prompts > 0 {
@@ -184,7 +193,7 @@ func (c *Case) Predict(eff *catalog.Efficiency) (Prediction, error) {
 		if clients < 1 {
 			return Prediction{}, fmt.Errorf("%s: an offline run needs the engine's batch cap (--max-num-seqs)", c.File)
 		}
-		p, err := c.closedLoop(cat, clients)
+		p, err := c.closedLoop(cat, eff, clients)
 		p.How += " (the engine's batch cap: an offline run keeps it full)"
 		return p, err
 	case benchresult.LoadRate, benchresult.LoadBurst:
@@ -195,7 +204,7 @@ func (c *Case) Predict(eff *catalog.Efficiency) (Prediction, error) {
 
 // closedLoop is kvplan perf's replay of clients clients spread over the
 // replicas round-robin: each replica runs ⌊clients / R⌋ or one more.
-func (c *Case) closedLoop(cat *catalog.Catalog, clients int) (Prediction, error) {
+func (c *Case) closedLoop(cat *catalog.Catalog, eff *catalog.Efficiency, clients int) (Prediction, error) {
 	s := &c.Setup
 	R := s.Replicas
 	isl, osl := roundTokens(c.Load.InputTokens), roundTokens(c.Load.OutputTokens)
@@ -207,9 +216,13 @@ func (c *Case) closedLoop(cat *catalog.Catalog, clients int) (Prediction, error)
 		if g.clients == 0 || g.replicas == 0 {
 			continue
 		}
-		p, err := planner.PlanPerf(planner.PerfScenario{Catalog: cat, Model: s.Model, GPU: s.GPU, Engine: s.Engine, EngineVersion: s.EngineVersion,
+		rig, err := c.rig(planner.PerfScenario{Catalog: cat, Model: s.Model, GPU: s.GPU, Engine: s.Engine, EngineVersion: s.EngineVersion,
 			TP: s.TP, WeightDtype: s.WeightDtype, KVDtype: s.KVDtype, InputTokens: isl, OutputTokens: osl, Concurrency: g.clients,
 			GPUUtil: s.GPUUtil, MaxNumSeqs: s.MaxNumSeqs, MaxNumBatchedTokens: s.MaxBatchedTok, EnforceEager: s.EnforceEager})
+		if err != nil {
+			return Prediction{}, err
+		}
+		p, _, err := rig.Steady(eff)
 		if err != nil {
 			return Prediction{}, err
 		}
@@ -219,7 +232,7 @@ func (c *Case) closedLoop(cat *catalog.Catalog, clients int) (Prediction, error)
 		w := n * p.RequestsPerS // requests complete in proportion to a replica's rate
 		ttft += w * p.TTFTMS
 		tpot += w * p.TPOTMS
-		itl50 += w * p.ITLMSP50
+		itl50 += w * p.ITLP50MS
 		weight += w
 	}
 	if weight <= 0 {
@@ -237,6 +250,31 @@ func (c *Case) closedLoop(cat *catalog.Catalog, clients int) (Prediction, error)
 }
 
 func roundTokens(x float64) int { return max(1, int(math.Round(x))) }
+
+// rigs keeps a case's closed-loop replays with their memory model done,
+// by client count: the efficiencies change nothing of it, so a fit builds
+// each once (planner.PerfRig, what PlanPerf itself runs).
+type rigs struct {
+	mu sync.Mutex
+	by map[int]*planner.PerfRig
+}
+
+func (c *Case) rig(sc planner.PerfScenario) (*planner.PerfRig, error) {
+	if c.rigs == nil {
+		return planner.NewPerfRig(sc)
+	}
+	c.rigs.mu.Lock()
+	defer c.rigs.mu.Unlock()
+	if r, ok := c.rigs.by[sc.Concurrency]; ok {
+		return r, nil
+	}
+	r, err := planner.NewPerfRig(sc)
+	if err != nil {
+		return nil, err
+	}
+	c.rigs.by[sc.Concurrency] = r
+	return r, nil
+}
 
 // simulate replays every request of the run in the timed simulator:
 // arrivals as the benchmark sent them, lengths per request when the file

@@ -9,6 +9,7 @@ import (
 	"github.com/kvplan/kvplan/benchresult"
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/planner"
 )
 
 // Given is what the user states with flags, for what a result file does
@@ -80,6 +81,8 @@ type Case struct {
 	Setup Setup
 	Load  Load
 	Notes []string // what was taken from flags or assumed
+
+	rigs *rigs // the closed-loop replays, memory model done (set by Resolve)
 }
 
 // Name is "file, run 2 (line 3): 30 req/s" or, for a one-run file, "file".
@@ -113,7 +116,7 @@ func Resolve(cat *catalog.Catalog, f *benchresult.File, g Given) ([]Case, error)
 }
 
 func resolveRun(cat *catalog.Catalog, f *benchresult.File, r benchresult.Run, g Given) (Case, error) {
-	c := Case{File: f.Path, Run: r}
+	c := Case{File: f.Path, Run: r, rigs: &rigs{by: map[int]*planner.PerfRig{}}}
 	c.Notes = append(c.Notes, r.Notes...)
 	s := &c.Setup
 	s.Catalog, s.GPUUtil, s.EnforceEager = cat, g.GPUUtil, g.EnforceEager
