@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"os"
 	"testing"
 
 	"github.com/kvplan/kvplan/benchresult"
@@ -8,7 +9,7 @@ import (
 
 // benchCalibrate reads the files and calibrates on every run of them,
 // leave-one-out fits included: what kvplan calibrate does.
-func benchCalibrate(b *testing.B, files []string, g Given) {
+func benchCalibrate(b *testing.B, files []string, g Given, noHeldOut bool) {
 	cat := loadCat(b)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -24,7 +25,7 @@ func benchCalibrate(b *testing.B, files []string, g Given) {
 			}
 			cases = append(cases, cs...)
 		}
-		res, err := Calibrate(cases, Options{Date: "2026-01-31"})
+		res, err := Calibrate(cases, Options{Date: "2026-01-31", NoHeldOut: noHeldOut})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -37,14 +38,16 @@ func benchCalibrate(b *testing.B, files []string, g Given) {
 // concurrency 50, kvplan perf's replay).
 func BenchmarkCalibrateTenClosedLoopFiles(b *testing.B) {
 	f := "vllm/h100sxm-8x_qwen3-8b_tp8dp1_isl2048-osl128_c50_per-request_excerpt.json"
-	benchCalibrate(b, []string{f, f, f, f, f, f, f, f, f, f}, Given{GPU: "h100-sxm", TP: 8})
+	benchCalibrate(b, []string{f, f, f, f, f, f, f, f, f, f}, Given{GPU: "h100-sxm", TP: 8}, false)
 }
 
 // BenchmarkCalibrateTimedSimFile: the nine runs of the L40S JSON-lines
 // file (300 to 900 requests each at 10, 30 and inf req/s, four replicas:
-// the timed simulator).
+// the timed simulator), the fit alone (--no-held-out): the nine
+// leave-one-out fits take about nine times as long again, a minute on the
+// machine of docs/calibrate.md (KVPLAN_SLOW_BENCH=1 runs them too).
 func BenchmarkCalibrateTimedSimFile(b *testing.B) {
-	benchCalibrate(b, []string{"vllm/l40s-4x_llama-3.2-3b-instruct_4x1gpu_isl1000-osl500_rates10-30-inf.jsonl"}, Given{})
+	benchCalibrate(b, []string{"vllm/l40s-4x_llama-3.2-3b-instruct_4x1gpu_isl1000-osl500_rates10-30-inf.jsonl"}, Given{}, os.Getenv("KVPLAN_SLOW_BENCH") == "")
 }
 
 // BenchmarkPredictRun is one prediction of each kind, the unit a fit
