@@ -26,10 +26,10 @@ func calibrateCommand() *cli.Command {
 AIPerf/genai-perf, guidellm, inference-perf, trtllm-bench; told by content),
 predicts each run as kvplan perf --against does, and fits the efficiencies
 the runs constrain for their GPU × engine × weight dtype: Levenberg–Marquardt
-on ln(efficiency), minimising (ln(predicted/measured) / 0.1)² over each run's
-TTFT, decode speed (TPOT, else end-to-end latency) and throughput, plus
-(ln(efficiency/shipped) / ln 2)², so an efficiency the runs do not constrain
-stays as shipped. It prints, per run, the error before and after and, with
+on ln(efficiency), minimising the soft-L1 loss of ln(predicted/measured) / 0.1
+over each run's TTFT, decode speed (TPOT, else end-to-end latency) and
+throughput, plus (ln(efficiency/shipped) / ln 2)², so an efficiency the runs
+do not constrain stays as shipped (docs/calibrate.md). It prints, per run, the error before and after and, with
 three runs or more, the error of a fit on the other runs (leave one out):
 the accuracy to expect at your next load point. The files must agree on the
 model, GPU, engine and weight dtype.
