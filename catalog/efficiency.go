@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Any matches every GPU, engine or dtype in an Efficiency key.
@@ -36,6 +37,12 @@ type Efficiency struct {
 
 	Rows   int    `toml:"rows" json:"rows"` // measured rows the values were fitted on (0 = not fitted: a prior)
 	Source string `toml:"source" json:"source"`
+
+	// CalibratedFrom and CalibratedAt say that `kvplan calibrate` fitted the
+	// entry on the user's own benchmark result files (their paths, comma
+	// separated) on that date (YYYY-MM-DD); both empty for the shipped fit.
+	CalibratedFrom string `toml:"calibrated_from" json:"calibrated_from,omitempty"`
+	CalibratedAt   string `toml:"calibrated_at" json:"calibrated_at,omitempty"`
 
 	File string `toml:"-" json:"-"`
 	Line int    `toml:"-" json:"-"`
@@ -79,7 +86,31 @@ func (e *Efficiency) validate() []fieldErr {
 	if e.Rows < 0 {
 		add("rows", "must be >= 0 (got %d)", e.Rows)
 	}
+	switch {
+	case e.CalibratedFrom != "" && e.CalibratedAt == "":
+		add("calibrated_at", "missing: a calibrated entry (calibrated_from) says when it was calibrated, as YYYY-MM-DD")
+	case e.CalibratedAt != "" && e.CalibratedFrom == "":
+		add("calibrated_from", "missing: a calibrated entry (calibrated_at) names the result files it was fitted on")
+	case e.CalibratedAt != "":
+		if _, err := time.Parse(time.DateOnly, e.CalibratedAt); err != nil {
+			add("calibrated_at", "%q is not a date such as 2026-01-31", e.CalibratedAt)
+		}
+	}
 	return errs
+}
+
+// Calibrated reports whether a calibration (kvplan calibrate) fitted the
+// entry, rather than the shipped fit.
+func (e *Efficiency) Calibrated() bool { return e.CalibratedFrom != "" }
+
+// Provenance says in words where the values come from: "calibrated by
+// kvplan calibrate on 2026-01-31 from a.json, b.json" or "the shipped fit
+// (fitted on 2265 measured rows)".
+func (e *Efficiency) Provenance() string {
+	if e.Calibrated() {
+		return fmt.Sprintf("calibrated by kvplan calibrate on %s from %s", e.CalibratedAt, e.CalibratedFrom)
+	}
+	return "the shipped fit (" + fitted(e) + ")"
 }
 
 // EfficiencyMatch is the entry Lookup chose and how.

@@ -55,9 +55,68 @@ func EstimatePrefillMS(cat *catalog.Catalog, engine string, m *catalog.Model, g 
 		tokens, budget, max(1, tp), g.Name, engine, em.WeightDtype, first.FixedMS, first.DenseMS, first.ExpertsMS, first.LMHeadMS,
 		first.AttentionMS, first.KVReadMS, first.AllReduceMS)
 	note := "efficiencies " + em.Efficiency.Key() + ": " + em.Efficiency.Source
+	if em.Efficiency.Calibrated() {
+		note += "; " + em.Efficiency.Provenance()
+	}
 	if em.Fallback != "" {
 		note = em.Fallback + "; " + note
 	}
 	d.Note(note)
 	return ms, nil
+}
+
+// EfficiencyUse says which efficiency entry a figure's engine model rests
+// on and where its values come from: the shipped fit, or a calibration on
+// the user's benchmark files (kvplan calibrate) with their names and date.
+// plan, check and perf show it beside the figures.
+type EfficiencyUse struct {
+	Key            string `json:"key"`        // the entry used: gpu × engine × dtype, "*" where it falls back
+	Wanted         string `json:"wanted"`     // what was asked for: gpu × engine × dtype
+	Provenance     string `json:"provenance"` // "the shipped fit (…)" or "calibrated by kvplan calibrate on … from …"
+	Calibrated     bool   `json:"calibrated"`
+	CalibratedFrom string `json:"calibrated_from,omitempty"`
+	CalibratedAt   string `json:"calibrated_at,omitempty"`
+}
+
+// UsedEfficiency is the entry the engine model of gpu × engine × weight
+// dtype uses (an engine the engine model does not know is taken as vLLM,
+// as everywhere in the planner), or false when the catalog has none.
+func UsedEfficiency(cat *catalog.Catalog, gpu, engine, dtype string) (EfficiencyUse, bool) {
+	if _, ok := perf.Schedules[engine]; !ok {
+		engine = "vllm"
+	}
+	m, err := cat.EfficiencyFor(gpu, engine, dtype)
+	if err != nil {
+		return EfficiencyUse{}, false
+	}
+	return EfficiencyUse{Key: m.Key(), Wanted: gpu + " × " + engine + " × " + dtype, Provenance: m.Provenance(),
+		Calibrated: m.Calibrated(), CalibratedFrom: m.CalibratedFrom, CalibratedAt: m.CalibratedAt}, true
+}
+
+// Note is the use in one sentence: "engine-model efficiencies h100-sxm ×
+// vllm × bf16: calibrated by kvplan calibrate on … from …".
+func (u EfficiencyUse) Note() string {
+	s := "engine-model efficiencies " + u.Key + ": " + u.Provenance
+	if u.Key != u.Wanted {
+		s = "engine-model efficiencies for " + u.Wanted + ": " + u.Key + ", " + u.Provenance
+	}
+	return s
+}
+
+// EfficiencyUses are the entries the deployment's pools rest on, each once,
+// in pool order.
+func (d *Deployment) EfficiencyUses() []EfficiencyUse {
+	var out []EfficiencyUse
+	seen := map[string]bool{}
+	for _, pp := range d.Pools {
+		if pp.GPU == nil || d.cat == nil {
+			continue
+		}
+		u, ok := UsedEfficiency(d.cat, pp.GPU.Name, d.Engine.Name, d.Model.WeightDtype)
+		if ok && !seen[u.Wanted] {
+			seen[u.Wanted] = true
+			out = append(out, u)
+		}
+	}
+	return out
 }

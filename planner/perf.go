@@ -97,6 +97,39 @@ var perfNotModelled = []string{
 // catalog's efficiencies for GPU × engine × weight dtype, and the benchmark
 // is replayed iteration by iteration (perf.Model.Steady).
 func PlanPerf(sc PerfScenario) (*PerfPlan, error) {
+	rig, err := NewPerfRig(sc)
+	if err != nil {
+		return nil, err
+	}
+	p := rig.plan
+	p.Assumptions = append([]string(nil), rig.plan.Assumptions...)
+	r, model, err := rig.Steady(nil)
+	if err != nil {
+		return nil, err
+	}
+	p.Efficiency, p.EfficiencyFallback = model.Efficiency, model.Fallback
+	p.Assumptions = append(p.Assumptions, model.Notes...)
+	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the efficiencies are fitted across engine versions, not per version (%s)", model.Efficiency.Key()))
+	p.fill(r)
+	p.StepTerms = &PerfStepTerms{Prefill: r.PrefillStep, Decode: r.DecodeStep}
+	p.derive(r, model)
+	return &p, nil
+}
+
+// PerfRig is a PerfScenario with its memory model done (KV slots, engine
+// limits): what PlanPerf replays, ready to replay at any efficiencies
+// without building the derivation. A fit that predicts one benchmark many
+// times (kvplan calibrate) builds it once; PlanPerf runs through it, so
+// both give the same figures.
+type PerfRig struct {
+	plan PerfPlan // the figures that do not depend on the efficiencies
+	sc   PerfScenario
+	m    catalog.Model
+	lim  perf.Limits
+}
+
+// NewPerfRig checks sc and runs its memory model.
+func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 	switch {
 	case sc.Model == nil:
 		return nil, fmt.Errorf("no model given")
@@ -121,37 +154,40 @@ func PlanPerf(sc PerfScenario) (*PerfPlan, error) {
 		}
 		m.WeightDtype, m.WeightsBytes = sc.WeightDtype, 0
 	}
-	p := &PerfPlan{
+	r := &PerfRig{sc: sc, m: m}
+	p := &r.plan
+	*p = PerfPlan{
 		Model: m.Name, GPU: sc.GPU.Name, Engine: sc.Engine, EngineVersion: sc.EngineVersion, TP: tp, GPUs: tp,
 		WeightDtype: m.WeightDtype, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens,
 		Concurrency: sc.Concurrency, SeparatePrefill: eng.SeparatePrefill, NotModelled: perfNotModelled,
 	}
 	p.Assumptions = append(p.Assumptions, eng.Note)
-	mp, err := p.memory(sc, &m, tp)
+	mp, err := p.memory(sc, &r.m, tp)
 	if err != nil {
 		return nil, err
 	}
 	p.KVDtype, p.KVSlotsTokens = mp.KVDtype, mp.KVSlotsTokens
 	p.MaxNumSeqs, p.MaxNumBatchedTokens = mp.MaxNumSeqs, mp.MaxNumBatchedTokens
-
-	model, err := perf.New(perf.Spec{Model: &m, GPU: sc.GPU, Engine: sc.Engine, TP: tp, WeightDtype: m.WeightDtype,
-		KVDtype: p.KVDtype, EnforceEager: sc.EnforceEager, Catalog: sc.Catalog})
-	if err != nil {
-		return nil, err
-	}
-	p.Efficiency, p.EfficiencyFallback = model.Efficiency, model.Fallback
-	p.Assumptions = append(p.Assumptions, model.Notes...)
-	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the efficiencies are fitted across engine versions, not per version (%s)", model.Efficiency.Key()))
-	lim := perf.Limits{MaxNumSeqs: p.MaxNumSeqs, MaxNumBatchedTokens: p.MaxNumBatchedTokens, KVSlots: p.KVSlotsTokens,
+	r.lim = perf.Limits{MaxNumSeqs: p.MaxNumSeqs, MaxNumBatchedTokens: p.MaxNumBatchedTokens, KVSlots: p.KVSlotsTokens,
 		BlockSize: mp.BlockSize, SeparatePrefill: eng.SeparatePrefill}
-	r, err := model.Steady(perf.Load{Concurrency: sc.Concurrency, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens}, lim)
+	return r, nil
+}
+
+// Steady replays the benchmark with efficiencies eff (nil: the catalog's
+// entry for the GPU × engine × weight dtype) and returns what it measures
+// on one replica, and the engine model it ran.
+func (r *PerfRig) Steady(eff *catalog.Efficiency) (perf.Result, *perf.Model, error) {
+	sc, p := r.sc, &r.plan
+	model, err := perf.New(perf.Spec{Model: &r.m, GPU: sc.GPU, Engine: sc.Engine, TP: p.TP, WeightDtype: r.m.WeightDtype,
+		KVDtype: p.KVDtype, EnforceEager: sc.EnforceEager, Efficiency: eff, Catalog: sc.Catalog})
 	if err != nil {
-		return nil, err
+		return perf.Result{}, nil, err
 	}
-	p.fill(r)
-	p.StepTerms = &PerfStepTerms{Prefill: r.PrefillStep, Decode: r.DecodeStep}
-	p.derive(r, model)
-	return p, nil
+	res, err := model.Steady(perf.Load{Concurrency: sc.Concurrency, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens}, r.lim)
+	if err != nil {
+		return perf.Result{}, nil, err
+	}
+	return res, model, nil
 }
 
 // memory runs the memory model (the engine's own profile, for its version)

@@ -36,7 +36,8 @@ type CheckResult struct {
 	// Notes are what kvplan assumed because the input did not say it (a
 	// manifest names no GPU, no workload; an engine default), what it
 	// skipped, and what it read but does not model, each at the place it
-	// concerns when there is one. Only reviews of a manifest have them.
+	// concerns when there is one; and which engine-model efficiencies the
+	// figures rest on (the shipped fit, or the user's calibration).
 	Notes []CheckNote `json:"notes,omitempty"`
 }
 

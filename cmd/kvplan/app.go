@@ -131,6 +131,7 @@ var commands = []struct {
 	{name: "disagg", build: disaggCommand},
 	{name: "memory", build: memoryCommand},
 	{name: "perf", build: perfCommand},
+	{name: "calibrate", build: calibrateCommand},
 	{name: "check", build: checkCommand},
 	{name: "diff", build: diffCommand},
 	{name: "manifest", build: manifestCommand},

@@ -183,6 +183,9 @@ func checkInput(c *cli.Context, cat *catalog.Catalog, set *rules.Set, manifestOf
 	rules.LocateWritten(findings, plan.Has, plan.Pos)
 	res := report.NewCheckResult(rv.file, set, findings, keyFigures(dep), failOn)
 	res.Notes = rv.notes
+	for _, u := range dep.EfficiencyUses() { // the shipped fit, or the user's calibration (its files and date)
+		res.Notes = append(res.Notes, report.CheckNote{Message: u.Note()})
+	}
 	return res, dep, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -349,10 +350,12 @@ func TestCommonFlagsClaim(t *testing.T) {
 // a new command cannot skip the convention tests that follow, which run
 // every command of the app.
 var conventionRuns = map[string][]string{
-	"kv":            {"--model", "qwen3-0.6b", "--input-tokens", "1500"},
-	"disagg":        {"--model", "qwen3-0.6b", "--link", "1gbe"},
-	"memory":        {"--model", "qwen3-0.6b", "--gpu", "l4"},
-	"perf":          {"--model", "qwen3-0.6b", "--gpu", "l4", "--isl", "512", "--osl", "64", "--concurrency", "4"},
+	"kv":     {"--model", "qwen3-0.6b", "--input-tokens", "1500"},
+	"disagg": {"--model", "qwen3-0.6b", "--link", "1gbe"},
+	"memory": {"--model", "qwen3-0.6b", "--gpu", "l4"},
+	"perf":   {"--model", "qwen3-0.6b", "--gpu", "l4", "--isl", "512", "--osl", "64", "--concurrency", "4"},
+	"calibrate": {"../../testdata/benchresults/trtllm-bench/h100-8x_llama-3.1-70b-instruct_fp8_tp8_trt0.16_isl128-osl128_report-excerpt.txt",
+		"--gpu", "h100-sxm", "--out", filepath.Join(os.TempDir(), "kvplan-conventions-calib.toml"), "--force", "--calibrated-at", "2026-01-31"},
 	"check":         {"../../examples/clean.toml"},
 	"diff":          {"../../examples/clean.toml", "../../examples/clean.toml"},
 	"manifest show": {"../../testdata/manifests/dynamo/vllm_agg_router.yaml", "--gpu", "h100-sxm"},

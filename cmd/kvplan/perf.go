@@ -18,7 +18,9 @@ func perfCommand() *cli.Command {
 		Usage: "TTFT, TPOT and throughput of a closed-loop benchmark on one replica (the engine model)",
 		UsageText: `kvplan perf --model llama-3.1-8b --gpu h100-sxm --tp 1 --isl 1024 --osl 1024 --concurrency 64
    kvplan perf --model qwen3-32b --gpu h100-sxm --tp 2 --engine trtllm --weight-dtype fp8 --isl 2048 --osl 256 --concurrency 32 --explain
-   kvplan perf --model llama-3.1-8b --gpu h100-sxm --isl 1024 --osl 1024 --sweep concurrency=1,2,4,8,16,32,64,128`,
+   kvplan perf --model llama-3.1-8b --gpu h100-sxm --isl 1024 --osl 1024 --sweep concurrency=1,2,4,8,16,32,64,128
+   kvplan perf --against results.json --gpu h100-sxm --tp 8
+   kvplan perf --against bench.jsonl --catalog calib.toml -o json`,
 		Description: `C clients each send their next request when the last one finished (fixed
 input and output lengths, no prefix reuse). kvplan replays that benchmark
 iteration by iteration: each iteration's time comes from the engine model
@@ -28,8 +30,19 @@ limits from the memory model; when C requests do not fit the KV slots the
 others wait, and TTFT includes the wait. --explain prints the step-time terms.
 The efficiencies are fitted per GPU × engine × weight dtype on measured runs
 (catalog/data/efficiencies.toml); an unseen combination falls back to a
-less specific entry, and the output says so.`,
-		Flags: withCommon(append(modelFlags(),
+less specific entry, and the output says so.
+
+--against FILE predicts the benchmark a result file describes (vLLM bench
+serve, SGLang bench_serving, AIPerf/genai-perf, guidellm, inference-perf,
+trtllm-bench; told by content) and prints predicted against measured for
+every figure the file has. Each run's lengths, load and set-up come from
+the file; what it does not state comes from flags (--model, --gpu, --tp,
+--data-parallel-size, --workers, --engine, --concurrency, --request-rate,
+...), and a flag that contradicts the file is an error naming both. A
+closed loop is kvplan perf's replay; a request rate, or every request at
+once, is the timed simulator (kvplan simulate's engine) over every request
+of the run. kvplan calibrate fits the efficiencies to such files.`,
+		Flags: withCommon(append(append(modelFlags(),
 			&cli.StringFlag{Name: "gpu", Aliases: []string{"g"}, Usage: "GPU of each rank (required; kvplan gpus list)"},
 			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine: vllm, sglang or trtllm"},
 			&cli.StringFlag{Name: "engine-version", Usage: "engine version, recorded in the output"},
@@ -44,12 +57,21 @@ less specific entry, and the output says so.`,
 			maxNumBatchedTokensFlag("tokens per iteration (default: the engine's for this GPU)"),
 			gpuUtilFlag(0, "the engine's memory fraction, in (0, 1] (default: the engine's)"),
 			enforceEagerFlag("no CUDA graphs"),
-		)...),
+			&cli.StringFlag{Name: "against", Usage: "a benchmark result file: predict each of its runs and print predicted against measured"},
+		), benchFlags()...)...),
 		Action: runPerf,
 	}
 }
 
 func runPerf(c *cli.Context) error {
+	if c.String("against") != "" {
+		return runPerfAgainst(c)
+	}
+	for _, f := range []string{"workers", "data-parallel-size", "request-rate", "num-prompts"} {
+		if c.IsSet(f) {
+			return fmt.Errorf("perf: --%s describes a benchmark result file: give --against FILE too (without it perf predicts one replica's closed loop)", f)
+		}
+	}
 	sc, err := perfScenario(c)
 	if err != nil {
 		return err
@@ -190,6 +212,9 @@ func perfDoc(c *cli.Context, p *planner.PerfPlan) *report.Doc {
 	doc.JSON = jsonWithExplain(c, p, &p.Derivation)
 	e := p.Efficiency
 	doc.Notes = append(doc.Notes, fmt.Sprintf("Efficiencies %s: gemm %.2f, memory %.2f, attention %.2f (%s).", e.Key(), e.GEMM, e.Memory, e.Attention, e.Source))
+	if e.Calibrated() {
+		doc.Notes = append(doc.Notes, "The figures rest on a calibration: "+e.Provenance()+".")
+	}
 	if p.EfficiencyFallback != "" {
 		doc.Notes = append(doc.Notes, "Fallback: "+p.EfficiencyFallback+".")
 	}

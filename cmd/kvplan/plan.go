@@ -81,7 +81,10 @@ SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 // candidate's arithmetic with --explain.
 type planResultJSON struct {
 	*capacity.Result
-	Derivation planner.Derivation `json:"derivation,omitempty"`
+	// Efficiencies are the entries the candidates shown rest on, and
+	// whether each is the shipped fit or the user's calibration.
+	Efficiencies []planner.EfficiencyUse `json:"efficiencies"`
+	Derivation   planner.Derivation      `json:"derivation,omitempty"`
 }
 
 func runPlan(c *cli.Context) error {
@@ -138,7 +141,10 @@ func runPlan(c *cli.Context) error {
 	}
 	centsOf(res)
 	doc := planDoc(q, res, top)
-	out := &planResultJSON{Result: res}
+	out := &planResultJSON{Result: res, Efficiencies: planEfficiencies(cat, q, res, top)}
+	for _, u := range out.Efficiencies {
+		doc.Notes = append(doc.Notes, "E"+strings.TrimPrefix(u.Note(), "e")+".")
+	}
 	if c.Bool("explain") {
 		out.Derivation = d
 	}
@@ -343,6 +349,23 @@ func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 		doc.Notes = append(doc.Notes, "Assumes "+a+".")
 	}
 	return doc
+}
+
+// planEfficiencies are the efficiency entries of the candidates the
+// table shows, each once.
+func planEfficiencies(cat *catalog.Catalog, q *capacity.Query, res *capacity.Result, top int) []planner.EfficiencyUse {
+	out := []planner.EfficiencyUse{}
+	seen := map[string]bool{}
+	for _, col := range sideBySide(res, top) {
+		for _, p := range col.c.Pools {
+			u, ok := planner.UsedEfficiency(cat, p.GPU, q.Engine.Name, col.c.WeightDtype)
+			if ok && !seen[u.Wanted] {
+				seen[u.Wanted] = true
+				out = append(out, u)
+			}
+		}
+	}
+	return out
 }
 
 type column struct {

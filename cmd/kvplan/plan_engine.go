@@ -24,7 +24,14 @@ var planEngine = func(cat *catalog.Catalog) capacity.EngineModel {
 			if err != nil {
 				return nil, "", err
 			}
-			return m, m.Fallback, nil
+			note := m.Fallback
+			if m.Efficiency.Calibrated() { // the figures rest on the user's calibration: say whose
+				if note != "" {
+					note += "; "
+				}
+				note += "efficiencies " + m.Efficiency.Key() + " " + m.Efficiency.Provenance()
+			}
+			return m, note, nil
 		},
 		SeparatePrefill: func(engine string) bool { return perf.Schedules[known(engine)].SeparatePrefill },
 	}

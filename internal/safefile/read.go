@@ -26,11 +26,15 @@ var (
 	ModelConfig = Kind{Name: "config.json", MaxBytes: 4 << 20}
 	QuantConfig = Kind{Name: "quantization config", MaxBytes: 4 << 20} // hf_quant_config.json
 	Manifest    = Kind{Name: "manifest", MaxBytes: 4 << 20}
+	// BenchResult is a benchmark tool's result file: per-request arrays
+	// with generated texts make them large (the largest real one here is
+	// 1.7 MB for 500 requests).
+	BenchResult = Kind{Name: "benchmark result file", MaxBytes: 64 << 20}
 )
 
 // Kinds lists the kinds above, for documentation and tests.
 func Kinds() []Kind {
-	return []Kind{Plan, Catalog, RulePack, RuleTest, ModelConfig, QuantConfig, Manifest}
+	return []Kind{Plan, Catalog, RulePack, RuleTest, ModelConfig, QuantConfig, Manifest, BenchResult}
 }
 
 // Stdin is what "-" reads; tests may replace it.
