@@ -14,6 +14,9 @@ import (
 // entries are shared package data (catalog/embedded_gen.go), not built
 // afresh for each Load.
 func TestMain(m *testing.M) {
+	if os.Getenv("KVPLAN_TEST_MAIN") == "1" { // the test binary as the kvplan command (TestGitHubActionRuns)
+		os.Exit(run(append([]string{"kvplan"}, os.Args[1:]...), os.Stdout, os.Stderr))
+	}
 	code := m.Run()
 	if code == 0 {
 		if err := embeddedUnchanged(); err != nil {
