@@ -21,6 +21,34 @@ type Wait struct {
 	MeanMS      float64 // mean wait
 	P95MS       float64 // 95th percentile of the wait
 	Stable      bool    // ρ < 1
+	ScaleMS     float64 // θ of the tail P(W > t) = PWait × exp(−t/θ)
+}
+
+// Quantile is the q-quantile of the wait: θ ln(C / (1 − q)) when an
+// arrival waits with probability C > 1 − q, else 0 (P95MS at q = 0.95).
+func (w Wait) Quantile(q float64) float64 {
+	switch {
+	case !w.Stable:
+		return math.Inf(1)
+	case q >= 1:
+		return math.Inf(1)
+	case w.PWait <= 1-q:
+		return 0
+	}
+	return w.ScaleMS * math.Log(w.PWait/(1-q))
+}
+
+// CDF is P(W ≤ t): 1 − C exp(−t/θ).
+func (w Wait) CDF(t float64) float64 {
+	switch {
+	case !w.Stable:
+		return 0
+	case t < 0:
+		return 0
+	case w.PWait <= 0 || w.ScaleMS <= 0:
+		return 1
+	}
+	return 1 - w.PWait*math.Exp(-t/w.ScaleMS)
 }
 
 // Wait computes the wait of a job in q: the M/M/c wait of Erlang's C formula
@@ -53,6 +81,7 @@ func (q Queue) Wait() Wait {
 	}
 	scale := (ca2 + q.ServiceCV2) / 2
 	theta := scale / (float64(c)/q.ServiceMS - lambda) // ms
+	w.ScaleMS = theta
 	w.MeanMS = w.PWait * theta
 	if w.PWait > 0.05 {
 		w.P95MS = theta * math.Log(w.PWait/0.05)
