@@ -540,7 +540,11 @@ const (
 //
 // B is the root of λ (osl − 1) ITL(B) − B, found by bisection; when it
 // lies beyond the batch cap the worker cannot hold the load.
-func (w *Worker) Solve(ratePerS float64) Load {
+func (w *Worker) Solve(ratePerS float64) Load { return w.SolveWith(ratePerS, 0) }
+
+// SolveWith is Solve for arrivals whose gaps have squared coefficient of
+// variation arrivalCV2 (0 = 1, Poisson): the wait for a batch seat sees it.
+func (w *Worker) SolveWith(ratePerS, arrivalCV2 float64) Load {
 	lam := ratePerS / 1000
 	ld := Load{RatePerS: ratePerS, BatchCap: w.BatchCap()}
 	ld.KVBound = w.slots/w.NeedSlots() < int64(w.maxSeqs)
@@ -661,7 +665,7 @@ func (w *Worker) Solve(ratePerS float64) Load {
 		seatCV2 = sq / (seat * seat)
 		ld.SlotsInUse = lam * held
 	}
-	ld.Admission = Queue{RatePerS: ratePerS, Servers: ld.BatchCap, ServiceMS: seat, ServiceCV2: seatCV2}.Wait()
+	ld.Admission = Queue{RatePerS: ratePerS, Servers: ld.BatchCap, ServiceMS: seat, ServiceCV2: seatCV2, ArrivalCV2: arrivalCV2}.Wait()
 	if !ld.Admission.Stable {
 		ld.Limit = LimitKV
 		if !ld.KVBound {

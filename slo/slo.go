@@ -28,29 +28,29 @@ const MaxMS = 86_400_000
 // always written; ttft_p95_ms and itl_p95_ms say the same and are folded in
 // by Normalize).
 type SLO struct {
-	TTFTP50MS float64 `toml:"ttft_p50_ms" json:"ttft_p50_ms,omitempty"`
-	TTFTP90MS float64 `toml:"ttft_p90_ms" json:"ttft_p90_ms,omitempty"`
-	TTFTMS    float64 `toml:"ttft_ms" json:"ttft_p95_ms,omitempty"` // the 95th percentile
-	TTFTP99MS float64 `toml:"ttft_p99_ms" json:"ttft_p99_ms,omitempty"`
+	TTFTP50MS float64 `toml:"ttft_p50_ms,omitzero" json:"ttft_p50_ms,omitempty"`
+	TTFTP90MS float64 `toml:"ttft_p90_ms,omitzero" json:"ttft_p90_ms,omitempty"`
+	TTFTMS    float64 `toml:"ttft_ms,omitzero" json:"ttft_p95_ms,omitempty"` // the 95th percentile
+	TTFTP99MS float64 `toml:"ttft_p99_ms,omitzero" json:"ttft_p99_ms,omitempty"`
 
-	ITLP50MS float64 `toml:"itl_p50_ms" json:"itl_p50_ms,omitempty"`
-	ITLP90MS float64 `toml:"itl_p90_ms" json:"itl_p90_ms,omitempty"`
-	ITLMS    float64 `toml:"itl_ms" json:"itl_p95_ms,omitempty"` // the 95th percentile
-	ITLP99MS float64 `toml:"itl_p99_ms" json:"itl_p99_ms,omitempty"`
+	ITLP50MS float64 `toml:"itl_p50_ms,omitzero" json:"itl_p50_ms,omitempty"`
+	ITLP90MS float64 `toml:"itl_p90_ms,omitzero" json:"itl_p90_ms,omitempty"`
+	ITLMS    float64 `toml:"itl_ms,omitzero" json:"itl_p95_ms,omitempty"` // the 95th percentile
+	ITLP99MS float64 `toml:"itl_p99_ms,omitzero" json:"itl_p99_ms,omitempty"`
 
-	TPOTMeanMS float64 `toml:"tpot_mean_ms" json:"tpot_mean_ms,omitempty"`
-	TPOTP99MS  float64 `toml:"tpot_p99_ms" json:"tpot_p99_ms,omitempty"`
-	E2EP95MS   float64 `toml:"e2e_p95_ms" json:"e2e_p95_ms,omitempty"`
+	TPOTMeanMS float64 `toml:"tpot_mean_ms,omitzero" json:"tpot_mean_ms,omitempty"`
+	TPOTP99MS  float64 `toml:"tpot_p99_ms,omitzero" json:"tpot_p99_ms,omitempty"`
+	E2EP95MS   float64 `toml:"e2e_p95_ms,omitzero" json:"e2e_p95_ms,omitempty"`
 
 	// Goodput is the share of requests, in (0, 1], that must meet every
 	// per-request target: TTFT within the smallest TTFT target, TPOT within
 	// the smallest TPOT target, E2E within the E2E target.
-	Goodput float64 `toml:"goodput" json:"goodput,omitempty"`
+	Goodput float64 `toml:"goodput,omitzero" json:"goodput,omitempty"`
 
 	// TTFTP95MS and ITLP95MS are the plan keys ttft_p95_ms and itl_p95_ms,
 	// spellings of ttft_ms and itl_ms; Normalize moves them there.
-	TTFTP95MS float64 `toml:"ttft_p95_ms" json:"-"`
-	ITLP95MS  float64 `toml:"itl_p95_ms" json:"-"`
+	TTFTP95MS float64 `toml:"ttft_p95_ms,omitzero" json:"-"`
+	ITLP95MS  float64 `toml:"itl_p95_ms,omitzero" json:"-"`
 }
 
 // Metrics a target is on.
@@ -270,7 +270,7 @@ func (s SLO) String() string {
 		if g.Metric == Goodput {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s ≤ %s ms", g.Label(), fmtMS(g.Value)))
+		parts = append(parts, fmt.Sprintf("%s ≤ %g ms", g.Label(), g.Value))
 	}
 	if s.Goodput > 0 {
 		parts = append(parts, fmt.Sprintf("goodput ≥ %s%% (%s per request)", fmtMS(s.Goodput*100), s.PerRequestString()))
@@ -290,7 +290,7 @@ func (s SLO) PerRequestString() string {
 		v    float64
 	}{{"TTFT", a}, {"TPOT", b}, {"E2E", c}} {
 		if x.v > 0 {
-			out = append(out, fmt.Sprintf("%s ≤ %s ms", x.name, fmtMS(x.v)))
+			out = append(out, fmt.Sprintf("%s ≤ %g ms", x.name, x.v))
 		}
 	}
 	return strings.Join(out, " and ")

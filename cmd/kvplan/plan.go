@@ -14,6 +14,7 @@ import (
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
+	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/units"
 )
 
@@ -35,14 +36,13 @@ flight from the load, and ranks them by $/hour. The top candidates are
 replayed by the timed simulator (--verify) and both figures shown.
 Without --rate, --gpus N asks for the highest rate N GPUs sustain within the
 SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
-		Flags: withCommon(
+		Flags: append(withCommon(
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "catalog model name or Hugging Face id (required; kvplan models list)"},
-			inputTokensFlag(0, "input (prompt) tokens per request (required)", "isl"),
-			outputTokensFlag(0, "output tokens per request (required)", "osl"),
-			&cli.StringFlag{Name: "rate", Usage: "requests per second to serve (Poisson arrivals)"},
+			inputTokensFlag(0, "input (prompt) tokens per request (required without --lengths)", "isl"),
+			outputTokensFlag(0, "output tokens per request (required without --lengths)", "osl"),
+			&cli.StringFlag{Name: "rate", Usage: "requests per second to serve (Poisson arrivals unless --burstiness or --arrivals trace)"},
 			&cli.IntFlag{Name: "gpus", Usage: "without --rate: the GPUs to fill; the answer is the highest rate they sustain"},
-			&cli.StringFlag{Name: "ttft-p95", Usage: "SLO on the 95th percentile of time to first token, e.g. 1000ms, 1s (required)"},
-			&cli.StringFlag{Name: "itl-p95", Usage: "SLO on the 95th percentile of inter-token latency, e.g. 50ms (required)"},
+		), append(append(sloFlags(), workloadFlags()...),
 			&cli.StringSliceFlag{Name: "gpu", Usage: "GPUs to consider, comma-separated (kvplan gpus list; default " + defaultGPU + ")"},
 			&cli.StringSliceFlag{Name: "link", Usage: "links between prefill and decode pools, comma-separated (kvplan links list); none: aggregated only"},
 			&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "serving engine: vllm, sglang or trtllm"},
@@ -72,7 +72,7 @@ SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 			&cli.IntFlag{Name: "candidate", Usage: "with --write-plan or --emit: write the Nth ranked candidate (the table's #N) instead of the best"},
 			&cli.BoolFlag{Name: "force", Usage: "with --write-plan, --emit or --plot: replace an existing file"},
 			&cli.StringFlag{Name: "plot", Usage: "write an SVG of output tokens/s per GPU against tokens/s per user (Pareto front) per mode"},
-		),
+		)...),
 		Action: runPlan,
 	}
 }
@@ -85,7 +85,7 @@ type planResultJSON struct {
 }
 
 func runPlan(c *cli.Context) error {
-	if err := required(c, "model", "ttft-p95", "itl-p95"); err != nil {
+	if err := required(c, "model"); err != nil {
 		return err
 	}
 	cat, err := loadCatalog(c)
@@ -170,13 +170,20 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 		return nil, err
 	}
 	q.SeparatePrefill = em.SeparatePrefill != nil && em.SeparatePrefill(q.Engine.Name)
-	if q.InputTokens, err = positive(c, flagInputTokens, false); err != nil {
-		return nil, err
+	if c.String("lengths") == "" {
+		if q.InputTokens, err = positive(c, flagInputTokens, false); err != nil {
+			return nil, err
+		}
+		if q.OutputTokens, err = positive(c, flagOutputTokens, false); err != nil {
+			return nil, err
+		}
+		if c.String("isl-range-ratio") == "" && c.String("osl-range-ratio") == "" {
+			if err := withinContext(c, q.Model, "--input-tokens + --output-tokens", q.InputTokens+q.OutputTokens); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if q.OutputTokens, err = positive(c, flagOutputTokens, false); err != nil {
-		return nil, err
-	}
-	if err := withinContext(c, q.Model, "--input-tokens + --output-tokens", q.InputTokens+q.OutputTokens); err != nil {
+	if err := planWorkload(c, q); err != nil {
 		return nil, err
 	}
 	if s := c.String("rate"); s != "" {
@@ -190,10 +197,7 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	if q.GPUs, err = positive(c, "gpus", true); err != nil {
 		return nil, err
 	}
-	if q.TTFTP95MS, err = sloFlag(c, "ttft-p95"); err != nil {
-		return nil, err
-	}
-	if q.ITLP95MS, err = sloFlag(c, "itl-p95"); err != nil {
+	if q.SLO, err = planSLO(c); err != nil {
 		return nil, err
 	}
 	names := splitList(c.StringSlice("gpu"))
@@ -302,17 +306,26 @@ func splitList(vs []string) []string {
 // planDoc lays the best candidates side by side.
 func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 	doc := &report.Doc{}
-	slo := fmt.Sprintf("TTFT p95 ≤ %s, ITL p95 ≤ %s", units.MS(q.TTFTP95MS), units.MS(q.ITLP95MS))
+	slo := sloText(q.SLO)
+	lengths := fmt.Sprintf("%d in, %d out", q.InputTokens, q.OutputTokens)
+	if w := res.Workload; w != nil && q.Workload != nil {
+		lengths = fmt.Sprintf("%d requests' lengths (mean %.0f in, %.0f out; p99 %d in)", w.Requests, w.InputTokens.Mean, w.OutputTokens.Mean, w.InputTokens.P99)
+	}
 	if res.Question == capacity.QuestionMaxRate {
-		doc.Title = fmt.Sprintf("Highest rate %d GPUs sustain: %s, %d in, %d out, %s", q.GPUs, res.Model, q.InputTokens, q.OutputTokens, slo)
+		doc.Title = fmt.Sprintf("Highest rate %d GPUs sustain: %s, %s, %s", q.GPUs, res.Model, lengths, slo)
 	} else {
-		doc.Title = fmt.Sprintf("Cheapest deployment of %s at %.4g requests/s: %d in, %d out, %s", res.Model, q.RatePerS, q.InputTokens, q.OutputTokens, slo)
+		doc.Title = fmt.Sprintf("Cheapest deployment of %s at %.4g requests/s: %s, %s", res.Model, q.RatePerS, lengths, slo)
 	}
 	cols := sideBySide(res, top)
 	if len(cols) > 0 {
-		doc.Sections = append(doc.Sections, candidateSection(cols))
+		doc.Sections = append(doc.Sections, candidateSection(cols, q.SLO))
 	}
 	doc.Notes = append(doc.Notes, "Verdict: "+res.Verdict+".")
+	if len(cols) > 0 {
+		for _, n := range cols[0].c.PercentileNotes {
+			doc.Notes = append(doc.Notes, "Percentiles: "+n+".")
+		}
+	}
 	for _, col := range cols {
 		if s := col.c.Simulated; s != nil && s.Disagree {
 			doc.Notes = append(doc.Notes, fmt.Sprintf("The simulator disagrees on %s by more than 20%%: TTFT p95 %s analytic vs %s simulated (%+.0f%%), ITL mean %s vs %s (%+.0f%%).",
@@ -368,7 +381,20 @@ func sideBySide(res *capacity.Result, top int) []column {
 	return cols
 }
 
-func candidateSection(cols []column) report.Section {
+// sloText says the targets: "TTFT p95 ≤ 500.0 ms, ITL p95 ≤ 40.00 ms, TPOT mean ≤ 40.00 ms".
+func sloText(s slo.SLO) string {
+	var parts []string
+	for _, g := range s.Given() {
+		if g.Metric == slo.Goodput {
+			parts = append(parts, fmt.Sprintf("goodput ≥ %.4g%% (%s)", g.Value*100, s.PerRequestString()))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s ≤ %s", g.Label(), units.MS(g.Value)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func candidateSection(cols []column, target slo.SLO) report.Section {
 	header := []string{"figure"}
 	for _, col := range cols {
 		header = append(header, col.label)
@@ -411,6 +437,21 @@ func candidateSection(cols []column) report.Section {
 	row("ITL p95 (mean)", func(c *capacity.Candidate) string {
 		return fmt.Sprintf("%s (%s)", msOrDash(c.ITLP95MS), msOrDash(c.ITLMeanMS))
 	})
+	// Every other target beside its predicted value.
+	for _, g := range target.Given() {
+		if g.JSON == "ttft_p95_ms" || g.JSON == "itl_p95_ms" {
+			continue
+		}
+		g := g
+		label := fmt.Sprintf("%s (target ≤ %s)", g.Label(), units.MS(g.Value))
+		if g.Metric == slo.Goodput {
+			label = fmt.Sprintf("goodput (target ≥ %.4g%%)", g.Value*100)
+		}
+		row(label, func(c *capacity.Candidate) string {
+			v, ok := c.Figure(g.Target)
+			return figureText(g.Target, v, ok && v > 0)
+		})
+	}
 	row("KV transfer mean (p95)", func(c *capacity.Candidate) string {
 		if c.Mode != capacity.ModeDisaggregated {
 			return "-"
@@ -436,7 +477,41 @@ func candidateSection(cols []column) report.Section {
 		}
 		return fmt.Sprintf("%s (%+.0f%%)", units.MS(c.Simulated.ITLMeanMS), c.Simulated.ITLDiff*100)
 	})
+	for _, g := range target.Given() {
+		if g.JSON == "ttft_p95_ms" {
+			continue
+		}
+		g := g
+		row("simulated "+g.Label(), func(c *capacity.Candidate) string {
+			if c.Simulated == nil {
+				return "-"
+			}
+			v, ok := c.Simulated.Figure(g.Target)
+			return figureText(g.Target, v, ok)
+		})
+	}
+	row("simulated meets SLO", func(c *capacity.Candidate) string {
+		switch {
+		case c.Simulated == nil:
+			return "-"
+		case c.Simulated.MeetsSLO:
+			return "yes"
+		}
+		return "no: " + c.Simulated.Misses
+	})
 	return report.Section{Title: "Candidates", Header: header, Rows: rows}
+}
+
+// figureText prints a figure of target t: a goodput as a percentage, a
+// time in ms; "-" when there is none.
+func figureText(t slo.Target, v float64, ok bool) string {
+	switch {
+	case !ok:
+		return "-"
+	case t.Metric == slo.Goodput:
+		return fmt.Sprintf("%.1f%%", v*100)
+	}
+	return units.MS(v)
 }
 
 func usd(v *float64) string {

@@ -23,24 +23,17 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 	if w.RequestRate <= 0 || w.InputTokens < 1 || w.OutputTokens < 1 {
 		return nil, nil
 	}
+	// The plan's [slo] as kvplan plan sizes against it: every target it
+	// names (slo.SLO), through the same evaluation.
+	target := p.SLO
+	target.Normalize()
 	q := &Query{Model: dep.Model, Engine: dep.Engine, InputTokens: w.InputTokens, OutputTokens: w.OutputTokens,
-		RatePerS: w.RequestRate, TTFTP95MS: p.SLO.TTFTMS, ITLP95MS: p.SLO.ITLMS, Links: nil,
+		RatePerS: w.RequestRate, SLO: target, TTFTP95MS: target.TTFTMS, ITLP95MS: target.ITLMS, Links: nil,
 		Prefixes: w.Prefixes, PrefixTokens: w.PrefixTokens, FrontendMS: planner.DefaultFrontendMS, Timers: em.Timers,
 		SeparatePrefill: em.separate(dep.Engine.Name)}
-	slo := fmt.Sprintf("TTFT p95 ≤ %g ms, ITL p95 ≤ %g ms", q.TTFTP95MS, q.ITLP95MS)
-	switch {
-	case q.TTFTP95MS <= 0 && q.ITLP95MS <= 0:
+	slo := target.String()
+	if target.Empty() {
 		slo = "none: stability only"
-	case q.TTFTP95MS <= 0:
-		slo = fmt.Sprintf("ITL p95 ≤ %g ms", q.ITLP95MS)
-	case q.ITLP95MS <= 0:
-		slo = fmt.Sprintf("TTFT p95 ≤ %g ms", q.TTFTP95MS)
-	}
-	if q.TTFTP95MS <= 0 {
-		q.TTFTP95MS = maxSLOMS
-	}
-	if q.ITLP95MS <= 0 {
-		q.ITLP95MS = maxSLOMS
 	}
 	if q.Prefixes > 0 && (q.PrefixTokens <= 0 || q.PrefixTokens >= q.InputTokens) {
 		q.Prefixes, q.PrefixTokens = 0, 0
@@ -144,7 +137,7 @@ func (q *Query) planShape(dep *planner.Deployment, set []*planner.PoolPlan) (*sh
 		r := &role{name: pp.Role, gpu: pp.GPU, tp: pp.TP, budget: mp.MaxNumBatchedTokens, maxSeqs: mp.MaxNumSeqs,
 			maxModelLen: mp.MaxModelLen, block: mp.BlockSize, slots: mp.KVSlotsTokens, timer: timer, note: note,
 			memory: mp, models: map[int]*openloop.Worker{}}
-		need := int64(q.InputTokens + q.OutputTokens)
+		need := int64(q.largestRequest())
 		r.fits = mp.ModelFits && r.slots >= need
 		if !r.fits {
 			r.memoryWhy = fmt.Sprintf("pool %s: the weights leave no room for one request's KV", pp.Name)

@@ -7,6 +7,7 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
+	"github.com/kvplan/kvplan/slo"
 )
 
 // Load sources of a DisaggAtLoad.
@@ -23,7 +24,7 @@ const (
 // kvplan plan's question.
 func (q *Query) disaggAtLoad(s *shape, workers []int, rate float64, source string) (*planner.DisaggAtLoad, error) {
 	st := *q
-	st.TTFTP95MS, st.ITLP95MS = maxSLOMS, maxSLOMS
+	st.SLO, st.TTFTP95MS, st.ITLP95MS = slo.SLO{}, 0, 0 // stability only
 	d := s.roles[1]
 	a := &planner.DisaggAtLoad{RequestsPerS: rate, LoadSource: source, AggWorkers: max(1, s.gpus(workers)/d.tp)}
 	split := st.evaluate(s, workers, rate)
@@ -64,7 +65,7 @@ func DisaggAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS fl
 		return nil, fmt.Errorf("the comparison at a load needs at least one output token")
 	}
 	q := &Query{Model: sc.Model, Engine: engine, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens,
-		TTFTP95MS: maxSLOMS, ITLP95MS: maxSLOMS, FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
+		FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
 		SeparatePrefill: em.separate(engine.Name)}
 	dtp := sc.DecodeTP
 	if dtp == 0 {
@@ -105,7 +106,7 @@ func DisaggAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS fl
 // by Little's law: c = rate × (mean TTFT + (output − 1) × mean ITL).
 func (q *Query) rateOfConcurrency(s *shape, workers []int, c int) (float64, error) {
 	st := *q
-	st.TTFTP95MS, st.ITLP95MS = maxSLOMS, maxSLOMS
+	st.SLO, st.TTFTP95MS, st.ITLP95MS = slo.SLO{}, 0, 0 // stability only
 	lo, hi := 0.0, 0.0
 	inFlight := func(rate float64) float64 {
 		e := st.evaluate(s, workers, rate)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/kvplan/kvplan/slo"
 )
 
 // Result is what the search found.
@@ -19,6 +21,11 @@ type Result struct {
 	TTFTP95MS    float64 `json:"ttft_p95_slo_ms"`
 	ITLP95MS     float64 `json:"itl_p95_slo_ms"`
 	Pricing      string  `json:"pricing"`
+	// SLO is every target given; Workload the lengths and arrivals sized for.
+	SLO      slo.SLO          `json:"slo"`
+	Workload *WorkloadSummary `json:"workload"`
+	// Figures says of each figure which percentile it is and how it is derived.
+	Figures []FigureNote `json:"figures"`
 
 	Best              *Candidate   `json:"best"` // null when nothing meets the SLO
 	BestAggregated    *Candidate   `json:"best_aggregated"`
@@ -50,7 +57,7 @@ func Search(q Query) (*Result, error) {
 	}
 	res := &Result{Model: q.Model.Name, Engine: q.Engine.Name, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
 		RatePerS: q.RatePerS, GPUs: q.GPUs, TTFTP95MS: q.TTFTP95MS, ITLP95MS: q.ITLP95MS, Pricing: q.Pricing,
-		Notes: notes, Assumptions: assumptions(&q)}
+		SLO: q.SLO, Workload: q.summary(), Figures: figureNotes(&q), Notes: notes, Assumptions: assumptions(&q)}
 	for _, s := range shapes {
 		var c *Candidate
 		if q.RatePerS > 0 {
@@ -138,8 +145,7 @@ func (q *Query) sizeAtRate(s *shape) *Candidate {
 	// Decode workers first: the fewest whose ITL meets the SLO on their own.
 	dw := s.worker(q, d, nil)
 	nd0, ok := smallest(1, hiD, func(n int) bool {
-		ld := dw.Solve(λ / float64(n))
-		return ld.Stable && ld.ITLP95MS <= q.ITLP95MS
+		return q.decodeMeets(dw, dw.SolveWith(λ/float64(n), q.cv2()))
 	})
 	if !ok {
 		return q.failed(s, func(n int) []int { return []int{n, n} }, min(hiP, hiD))
