@@ -34,10 +34,10 @@ type Candidate struct {
 	RequestsPerSCapacity float64 `json:"requests_per_s_capacity"` // highest rate these pools carry within the SLO
 	Utilization          float64 `json:"utilization"`             // requests_per_s / requests_per_s_capacity: 1 − headroom
 
-	TTFTP95MS      float64 `json:"ttft_p95_ms"`
-	TTFTMeanMS     float64 `json:"ttft_mean_ms"`
-	ITLP95MS       float64 `json:"itl_p95_ms"`
-	ITLMeanMS      float64 `json:"itl_mean_ms"`
+	TTFTP95MS  float64 `json:"ttft_p95_ms"`
+	TTFTMeanMS float64 `json:"ttft_mean_ms"`
+	ITLP95MS   float64 `json:"itl_p95_ms"`
+	ITLMeanMS  float64 `json:"itl_mean_ms"`
 	// The other percentiles an SLO may name (figures.go says how each is
 	// derived); 0 when the candidate cannot carry the rate.
 	TTFTP50MS  float64 `json:"ttft_p50_ms"`
@@ -54,10 +54,10 @@ type Candidate struct {
 	Goodput *float64 `json:"goodput"`
 	// PercentileNotes says when a percentile is below its mean, and why.
 	PercentileNotes []string `json:"percentile_notes,omitempty"`
-	TransferMS     float64 `json:"transfer_ms"`     // mean KV transfer at the load (0 aggregated)
-	TransferP95MS  float64 `json:"transfer_p95_ms"` // its 95th percentile
-	LinkUtil       float64 `json:"link_utilization"`
-	PrefixHitRatio float64 `json:"prefix_hit_ratio"` // share of requests that find their prefix cached
+	TransferMS      float64  `json:"transfer_ms"`     // mean KV transfer at the load (0 aggregated)
+	TransferP95MS   float64  `json:"transfer_p95_ms"` // its 95th percentile
+	LinkUtil        float64  `json:"link_utilization"`
+	PrefixHitRatio  float64  `json:"prefix_hit_ratio"` // share of requests that find their prefix cached
 
 	OutputTokensPerSPerGPU float64 `json:"output_tokens_per_s_per_gpu"`
 	TokensPerSPerUser      float64 `json:"tokens_per_s_per_user"` // 1000 / itl_mean_ms
