@@ -302,6 +302,15 @@ func (w *Worker) prefill(b int) []chunked {
 	if c, ok := w.alone[b]; ok {
 		return c
 	}
+	if w.lengths {
+		if lo, hi := gridAround(b); lo != hi {
+			// With a length distribution the prompts are many and long:
+			// between batches on a grid of ratio about √2, interpolated.
+			out := interpolateChunked(w.prefill(lo), w.prefill(hi), float64(b-lo)/float64(hi-lo))
+			w.alone[b] = out
+			return out
+		}
+	}
 	var dctx []int
 	if b > 0 {
 		dctx = append([]int(nil), w.contexts(b)...)
@@ -349,6 +358,42 @@ func (w *Worker) prefill(b int) []chunked {
 		out[i] = c
 	}
 	w.alone[b] = out
+	return out
+}
+
+// gridAround is the batches of the prefill grid around b: b itself up to
+// 8, then 8, 12, 16, 24, 32, 48, ... (2^k and 1.5 × 2^k).
+func gridAround(b int) (lo, hi int) {
+	if b <= 8 {
+		return b, b
+	}
+	lo = 8
+	for {
+		next := lo * 3 / 2
+		if lo&(lo-1) != 0 { // 1.5 × 2^k: the next is 2^(k+1)
+			next = lo / 3 * 4
+		}
+		if next > b {
+			if lo == b {
+				return b, b
+			}
+			return lo, next
+		}
+		lo = next
+	}
+}
+
+// interpolateChunked is a's and b's prefills mixed f of the way to b.
+func interpolateChunked(a, b []chunked, f float64) []chunked {
+	out := make([]chunked, len(a))
+	for i := range a {
+		c := chunked{aloneMS: a[i].aloneMS*(1-f) + b[i].aloneMS*f, packedMS: a[i].packedMS*(1-f) + b[i].packedMS*f,
+			chunks: a[i].chunks, batchMS: a[i].batchMS}
+		if f >= 0.5 {
+			c.chunks, c.batchMS = b[i].chunks, b[i].batchMS
+		}
+		out[i] = c
+	}
 	return out
 }
 
@@ -686,7 +731,13 @@ func (w *Worker) saturation(g func(float64) float64, itl func(float64) (float64,
 	if !ok || lam*pm.PackedMS >= 1 {
 		return LimitPrefill
 	}
-	for x := 2 * (top + 1); x <= 64*(top+1); x *= 2 {
+	most := 64 * (top + 1)
+	if w.lengths && w.prefills {
+		// Past the token budget the decodes alone fill an iteration: no
+		// bigger batch carries a load there.
+		most = math.Min(most, float64(w.budget-1))
+	}
+	for x := 2 * (top + 1); x <= most; x *= 2 {
 		if g(x) <= 0 {
 			if w.slots/w.NeedSlots() < int64(w.maxSeqs) {
 				return LimitKV

@@ -204,3 +204,11 @@ func TestITLQuantiles(t *testing.T) {
 		t.Errorf("ITL p50, p90, p95 = %v, want 10.5, 110, 110", got)
 	}
 }
+
+func TestGridAround(t *testing.T) {
+	for _, c := range []struct{ b, lo, hi int }{{3, 3, 3}, {8, 8, 8}, {9, 8, 12}, {12, 12, 12}, {13, 12, 16}, {20, 16, 24}, {40, 32, 48}, {50, 48, 64}, {64, 64, 64}} {
+		if lo, hi := gridAround(c.b); lo != c.lo || hi != c.hi {
+			t.Errorf("gridAround(%d) = %d, %d; want %d, %d", c.b, lo, hi, c.lo, c.hi)
+		}
+	}
+}
