@@ -327,16 +327,28 @@ func (w *Worker) prefill(b int) []chunked {
 		done[key] = i
 		p := h.InputTokens - h.CachedTokens
 		var c chunked
+		full, lastN, lastCtx := 0.0, 0, 0 // the full chunks' time; the last chunk
 		for ctx, left := h.CachedTokens, p; left > 0; {
 			n := min(left, room)
 			w.oneTok[0], w.oneCtx[0] = n, ctx
-			c.aloneMS += w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+			t := w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+			c.aloneMS += t
+			if n == room && left > n {
+				full += t
+			}
+			lastN, lastCtx = n, ctx
 			c.chunks++
 			ctx += n
 			left -= n
 		}
 		c.packedMS = c.aloneMS
-		if p > room {
+		switch {
+		case p > room && w.lengths:
+			// Long prompts of many sizes: the full chunks as they are, the
+			// last one's share of a full iteration at its context.
+			w.oneTok[0], w.oneCtx[0] = room, lastCtx
+			c.packedMS = full + float64(lastN)/float64(room)*w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+		case p > room:
 			// Queued prompts fill every iteration to the budget: a prompt's
 			// last, short chunk shares its iteration with the next prompt,
 			// so a prompt costs p/room full chunks at its mean context.
