@@ -16,6 +16,7 @@ import (
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/units"
+	"github.com/kvplan/kvplan/workload"
 )
 
 func planCommand() *cli.Command {
@@ -92,7 +93,7 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	q, err := planQuery(c, cat)
+	q, profile, err := planQuery(c, cat)
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,12 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := capacity.Search(*q)
+	var res *capacity.Result
+	if profile != nil {
+		res, err = capacity.PlanDay(*q, profile)
+	} else {
+		res, err = capacity.Search(*q)
+	}
 	if err != nil {
 		return err
 	}
@@ -152,8 +158,24 @@ func runPlan(c *cli.Context) error {
 	return nil
 }
 
-// planQuery turns the flags into a capacity query.
-func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
+// planQuery turns the flags into a capacity query, and reads the rate
+// profile when one is given.
+func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, *workload.Profile, error) {
+	q, err := planQueryOf(c, cat)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := planDay(c, cat, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := q.Check(); err != nil {
+		return nil, nil, fmt.Errorf("plan: %w", err)
+	}
+	return q, p, nil
+}
+
+func planQueryOf(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	em := planEngine(cat)
 	q := &capacity.Query{Timers: em.Timers}
 	var err error
@@ -251,9 +273,6 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	if err := pricingFlags(c, cat, q); err != nil {
 		return nil, err
 	}
-	if err := q.Check(); err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
 	return q, nil
 }
 
@@ -320,7 +339,14 @@ func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 	if len(cols) > 0 {
 		doc.Sections = append(doc.Sections, candidateSection(cols, q.SLO))
 	}
+	if d := res.DayPlan; d != nil {
+		doc.Title = fmt.Sprintf("A day of %s: %s's traffic (peak %.4g requests/s at %s), %s, %s", res.Model, d.Profile, q.RatePerS, d.Peak, lengths, slo)
+		doc.Sections = append(doc.Sections, daySection(d))
+	}
 	doc.Notes = append(doc.Notes, "Verdict: "+res.Verdict+".")
+	if d := res.DayPlan; d != nil {
+		doc.Notes = append(doc.Notes, dayNotes(d)...)
+	}
 	if len(cols) > 0 {
 		for _, n := range cols[0].c.PercentileNotes {
 			doc.Notes = append(doc.Notes, "Percentiles: "+n+".")
@@ -544,4 +570,52 @@ func msOrDash(v float64) string {
 		return "-"
 	}
 	return units.MS(v)
+}
+
+// daySection is the schedule: a row per period.
+func daySection(d *capacity.DayPlan) report.Section {
+	rows := [][]string{}
+	for _, p := range d.Schedule {
+		var pools []string
+		for _, pl := range p.Pools {
+			pools = append(pools, fmt.Sprintf("%d × tp%d %s %s", pl.Workers, pl.TP, pl.GPU, pl.Role))
+		}
+		meets := "yes"
+		if !p.MeetsSLO {
+			meets = "no"
+		}
+		up := p.ScaleUpFrom
+		if up == "" {
+			up = "-"
+		}
+		rows = append(rows, []string{p.Start, fmt.Sprintf("%.4g", p.RatePerS), strings.Join(pools, " + "), strconv.Itoa(p.GPUs), usd(p.USDPerHour), meets, up})
+	}
+	return report.Section{Title: "Day schedule", Header: []string{"start", "requests/s", "workers", "GPUs", "$/hour", "meets SLO", "scale up from"}, Rows: rows}
+}
+
+// dayNotes say what the day costs against the peak all day, and the lead
+// time the schedule plans ahead by.
+func dayNotes(d *capacity.DayPlan) []string {
+	var out []string
+	if d.USDPerDay != nil && d.USDPerDayStaticPeak != nil {
+		s := fmt.Sprintf("Day: %s a day following the traffic against %s with the peak's deployment all day", usd(d.USDPerDay), usd(d.USDPerDayStaticPeak))
+		if d.Saving != nil {
+			s += fmt.Sprintf(" (%.0f%% less)", *d.Saving*100)
+		}
+		out = append(out, s+".")
+	} else {
+		out = append(out, "Day: the cost per day is unknown (a price is unknown).")
+	}
+	lt := d.LeadTime
+	s := fmt.Sprintf("Scale-up lead time %.0f s: each period's added workers start that long before it", lt.S)
+	if lt.LoadBytesPerS > 0 {
+		s += fmt.Sprintf(" (%s of weights per rank at %s = %.1f s, then %.1f s of warm-up; %s)", units.Bytes(lt.WeightsBytesPerRank), units.Rate(lt.LoadBytesPerS), lt.LoadS, lt.WarmupS, lt.Source)
+	} else {
+		s += " (" + lt.Source + ")"
+	}
+	out = append(out, s+".")
+	for _, n := range d.Notes {
+		out = append(out, "Day: "+n+".")
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/units"
@@ -51,7 +52,46 @@ func workloadFlags() []cli.Flag {
 		&cli.StringFlag{Name: "burstiness", Usage: "gamma shape of the gaps between arrivals, as vllm bench: 1 = Poisson, below 1 burstier"},
 		&cli.StringFlag{Name: "arrivals", Value: "poisson", Usage: "poisson (gamma with --burstiness) or trace: the --lengths trace's timestamps (its rate unless --rate, which rescales them)"},
 		&cli.StringFlag{Name: "prefix-routing", Usage: "kv: assume KV-aware routing, so a --lengths trace's repeated prompt blocks (hash_ids) are found cached"},
+		&cli.StringFlag{Name: "rate-profile", Usage: "a day's traffic: CSV of period start (HH:MM or hours) and requests/s; the peak's best shape is sized for every period (schedule, usd_per_day)"},
+		&cli.StringFlag{Name: "storage-link", Usage: "with --rate-profile: the link workers load their weights over when they start (kvplan links list; default the median of measured vLLM start-ups, 1 GiB/s a rank)"},
+		&cli.StringFlag{Name: "scale-up-lead", Usage: "with --rate-profile: the time a new worker takes to serve, e.g. 90s (default: weights over the storage link + 25.7 s of warm-up)"},
 	}
+}
+
+// planDay reads --rate-profile and its lead-time flags into q: the rate is
+// the peak's until PlanDay sizes every period.
+func planDay(c *cli.Context, cat *catalog.Catalog, q *capacity.Query) (*workload.Profile, error) {
+	path := c.String("rate-profile")
+	if path == "" {
+		if c.String("storage-link") != "" || c.String("scale-up-lead") != "" {
+			return nil, fmt.Errorf("--storage-link and --scale-up-lead go with --rate-profile")
+		}
+		return nil, nil
+	}
+	if c.String("rate") != "" || c.IsSet("gpus") {
+		return nil, fmt.Errorf("give --rate-profile, --rate or --gpus: a profile plans each of its periods' rates")
+	}
+	p, err := workload.ReadProfile(path)
+	if err != nil {
+		return nil, err
+	}
+	q.RatePerS = p.Periods[p.Peak()].RatePerS
+	if name := c.String("storage-link"); name != "" {
+		if q.StorageLink, err = cat.Link(name); err != nil {
+			return nil, fmt.Errorf("--storage-link: %w", err)
+		}
+	}
+	if s := c.String("scale-up-lead"); s != "" {
+		ms, err := units.ParseMS(s)
+		if err != nil {
+			return nil, fmt.Errorf("--scale-up-lead: %w", err)
+		}
+		if !(ms > 0) || ms > 86_400_000 {
+			return nil, fmt.Errorf("--scale-up-lead %s: must be above 0 and at most a day", s)
+		}
+		q.ScaleUpLeadS = ms / 1000
+	}
+	return p, nil
 }
 
 // planSLO reads the SLO flags.

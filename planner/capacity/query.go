@@ -60,6 +60,11 @@ type Query struct {
 	// TraceArrivals takes the arrivals from the workload's timestamps: its
 	// rate (when RatePerS is 0) and the squared CV of its gaps.
 	TraceArrivals bool
+	// StorageLink is the link workers load their weights over when they
+	// start (PlanDay's lead time); nil: the median of measured start-ups.
+	// ScaleUpLeadS, when above 0, is the lead time itself.
+	StorageLink  *catalog.Link
+	ScaleUpLeadS float64
 
 	GPUOptions   []*catalog.GPU
 	Links        []*catalog.Link // between prefill and decode pools; none = aggregated only
@@ -189,6 +194,9 @@ func (q *Query) Check() error {
 		return fmt.Errorf("max gpus %d: must be between 1 and %d", q.MaxGPUs, maxGPUs)
 	case bad(q.FrontendMS) || q.FrontendMS < 0:
 		return fmt.Errorf("frontend overhead %g ms: must be >= 0", q.FrontendMS)
+	}
+	if bad(q.ScaleUpLeadS) || q.ScaleUpLeadS < 0 || q.ScaleUpLeadS > 86_400 {
+		return fmt.Errorf("scale-up lead time %g s: must be between 0 and a day", q.ScaleUpLeadS)
 	}
 	if err := q.checkSLO(); err != nil {
 		return err

@@ -33,6 +33,10 @@ type Result struct {
 	Closest           *Candidate   `json:"closest,omitempty"` // when nothing meets the SLO
 	Candidates        []*Candidate `json:"candidates"`
 	Verdict           string       `json:"verdict"`
+	// DayPlan is the plan period by period through a rate profile
+	// (PlanDay): its fields (schedule, usd_per_day, ...) sit at the top of
+	// the JSON, absent without a profile.
+	*DayPlan
 	Notes             []string     `json:"notes"`
 	Assumptions       []string     `json:"assumptions"`
 }
