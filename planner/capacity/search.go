@@ -37,8 +37,8 @@ type Result struct {
 	// (PlanDay): its fields (schedule, usd_per_day, ...) sit at the top of
 	// the JSON, absent without a profile.
 	*DayPlan
-	Notes             []string     `json:"notes"`
-	Assumptions       []string     `json:"assumptions"`
+	Notes       []string `json:"notes"`
+	Assumptions []string `json:"assumptions"`
 }
 
 // Questions a Result answers.
