@@ -22,10 +22,13 @@ import (
 func planCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plan",
-		Usage: "the cheapest deployment that meets a TTFT and ITL SLO at a request rate (or the highest rate N GPUs sustain)",
+		Usage: "the cheapest deployment that meets an SLO (TTFT, ITL, TPOT, E2E percentiles, goodput) at a request rate, a day's traffic, or the highest rate N GPUs sustain",
 		UsageText: `kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1000ms --itl-p95 50ms --gpu h100-sxm --link ib-ndr
    kvplan plan --model llama-3.1-8b --isl 1024 --osl 256 --rate 50 --ttft-p95 500ms --itl-p95 30ms --gpu h100-sxm,a100-80gb,l40s --link ib-ndr,100gbe -o json
    kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --gpus 16 --ttft-p95 1s --itl-p95 50ms --gpu h100-sxm --link ib-ndr
+   kvplan plan --model qwen3-32b --isl 2000 --osl 300 --rate 50 --ttft-p95 500ms --itl-p95 40ms --tpot 40ms --gpu l40s
+   kvplan plan --model llama-3.1-8b --lengths testdata/sim/conversation_excerpt.jsonl --rate 2 --ttft-p99 8s --tpot 50ms --goodput 0.9 --gpu h100-sxm
+   kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate-profile testdata/plan/day-profile.csv --ttft-p95 1s --tpot 45ms --gpu h100-sxm --plot day.svg
    kvplan plan ... --write-plan deploy/plan.toml --plot pareto.svg --explain
    kvplan plan ... --emit dynamo=deploy.yaml --emit vllm=serve.sh`,
 		Description: `Enumerates aggregated pools and disaggregated prefill/decode pools (each GPU
@@ -36,14 +39,20 @@ Poisson batch percentiles) and the KV transfer over the link with transfers in
 flight from the load, and ranks them by $/hour. The top candidates are
 replayed by the timed simulator (--verify) and both figures shown.
 Without --rate, --gpus N asks for the highest rate N GPUs sustain within the
-SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
-		Flags: append(withCommon(
+SLO, per mode. The SLO is any of --ttft-p50/p90/p95/p99, --itl-p50/p90/p95/p99,
+--tpot (mean), --tpot-p99, --e2e-p95 and --goodput (at least one); every
+target given is met analytically and, within 10%, in the simulator. --lengths
+or --isl-range-ratio size for a distribution of lengths, --burstiness or
+--arrivals trace for bursty arrivals, --rate-profile for a day (schedule,
+usd_per_day). Exit 1 when nothing meets the SLO (the closest is shown; with
+--rate-profile, at the peak period).`,
+		Flags: withCommon(flagGroups(flagList(
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "catalog model name or Hugging Face id (required; kvplan models list)"},
 			inputTokensFlag(0, "input (prompt) tokens per request (required without --lengths)", "isl"),
 			outputTokensFlag(0, "output tokens per request (required without --lengths)", "osl"),
 			&cli.StringFlag{Name: "rate", Usage: "requests per second to serve (Poisson arrivals unless --burstiness or --arrivals trace)"},
 			&cli.IntFlag{Name: "gpus", Usage: "without --rate: the GPUs to fill; the answer is the highest rate they sustain"},
-		), append(append(sloFlags(), workloadFlags()...),
+		), sloFlags(), workloadFlags(), flagList(
 			&cli.StringSliceFlag{Name: "gpu", Usage: "GPUs to consider, comma-separated (kvplan gpus list; default " + defaultGPU + ")"},
 			&cli.StringSliceFlag{Name: "link", Usage: "links between prefill and decode pools, comma-separated (kvplan links list); none: aggregated only"},
 			&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "serving engine: vllm, sglang or trtllm"},
@@ -72,8 +81,8 @@ SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 			&cli.StringSliceFlag{Name: "emit", Usage: "write the best deployment as FORMAT=FILE, repeatable; FORMAT: " + strings.Join(manifest.EmitFormats, ", ") + " (kvplan check reads each back)"},
 			&cli.IntFlag{Name: "candidate", Usage: "with --write-plan or --emit: write the Nth ranked candidate (the table's #N) instead of the best"},
 			&cli.BoolFlag{Name: "force", Usage: "with --write-plan, --emit or --plot: replace an existing file"},
-			&cli.StringFlag{Name: "plot", Usage: "write an SVG of output tokens/s per GPU against tokens/s per user (Pareto front) per mode"},
-		)...),
+			&cli.StringFlag{Name: "plot", Usage: "write an SVG: output tokens/s per GPU against per user (Pareto front) per mode, or with --rate-profile the day's rate, GPUs and $/hour; above the best's latency percentiles beside their targets"},
+		))...),
 		Action: runPlan,
 	}
 }
@@ -329,6 +338,12 @@ func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 	lengths := fmt.Sprintf("%d in, %d out", q.InputTokens, q.OutputTokens)
 	if w := res.Workload; w != nil && q.Workload != nil {
 		lengths = fmt.Sprintf("%d requests' lengths (mean %.0f in, %.0f out; p99 %d in)", w.Requests, w.InputTokens.Mean, w.OutputTokens.Mean, w.InputTokens.P99)
+	}
+	switch {
+	case q.TraceArrivals:
+		lengths += ", arrivals as the trace's"
+	case q.Burstiness > 0 && q.Burstiness != 1:
+		lengths += fmt.Sprintf(", bursty arrivals (gamma, shape %g)", q.Burstiness)
 	}
 	if res.Question == capacity.QuestionMaxRate {
 		doc.Title = fmt.Sprintf("Highest rate %d GPUs sustain: %s, %s, %s", q.GPUs, res.Model, lengths, slo)
@@ -616,6 +631,18 @@ func dayNotes(d *capacity.DayPlan) []string {
 	out = append(out, s+".")
 	for _, n := range d.Notes {
 		out = append(out, "Day: "+n+".")
+	}
+	return out
+}
+
+// flagList is its flags as a slice, and flagGroups the groups one after
+// the other: a command's flags spliced from groups.
+func flagList(fs ...cli.Flag) []cli.Flag { return fs }
+
+func flagGroups(groups ...[]cli.Flag) []cli.Flag {
+	var out []cli.Flag
+	for _, g := range groups {
+		out = append(out, g...)
 	}
 	return out
 }

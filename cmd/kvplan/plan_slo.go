@@ -107,6 +107,9 @@ func planSLO(c *cli.Context) (slo.SLO, error) {
 			if err != nil {
 				return s, fmt.Errorf("--goodput: %w", err)
 			}
+			if !(g > 0 && g <= 1) {
+				return s, fmt.Errorf("--goodput %s: want a share of requests in (0, 1], e.g. 0.9", v)
+			}
 			t.Set(&s, g)
 			continue
 		}

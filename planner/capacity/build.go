@@ -220,7 +220,7 @@ func assumptions(q *Query) []string {
 		arrivals + ", " + lengths,
 		routingAssumption(q),
 		"decode batch by Little's law (rate × (output tokens − 1) × ITL), a sequence seeing 1 + Poisson(batch) sequences in its iterations",
-		"TTFT p95 = Σ parts' means + √Σ (part p95 − mean)²: frontend, queue, prefill, transfer, seat wait, first step, taken as independent",
+		"TTFT p95 = Σ parts' means + √Σ (part p95 − mean)²: frontend, queue, prefill, transfer, seat wait, first step, taken as independent (every other TTFT and E2E percentile likewise)",
 		fmt.Sprintf("workers start with gpu_memory_utilization %.2g and max_model_len %d; KV seats reserve the blocks of a whole request", gpuMemoryUtilization, q.maxModelLen()),
 		"disaggregated: every request's prompt KV crosses the link (the decode side holds none of it); the rate is spread over min(prefill, decode) worker pairs, each over its own path",
 	}
