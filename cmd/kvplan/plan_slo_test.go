@@ -191,3 +191,41 @@ func TestPlanPlotData(t *testing.T) {
 		t.Errorf("--plot wrote no day SVG:\n%.300s", b)
 	}
 }
+
+// TestCheckSLOKeys: a plan file's [slo] takes every target, and check holds
+// the pools to them through the same evaluation as plan.
+func TestCheckSLOKeys(t *testing.T) {
+	withStandIn(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.toml")
+	args := append(append([]string{}, exampleArgs...), "--tpot", "38ms", "--verify", "0", "--write-plan", path)
+	if _, errs, code := kvplan(t, args...); code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errs)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "tpot_mean_ms = 38.0") {
+		t.Fatalf("the written plan lacks the TPOT target:\n%s", data)
+	}
+	if out, errs, code := kvplan(t, "check", path); code != 0 {
+		t.Fatalf("check of the written plan: exit %d\n%s%s", code, out, errs)
+	}
+	// A tighter mean TPOT than the pools give: pool-capacity-exceeded, saying the target.
+	tight := strings.Replace(string(data), "tpot_mean_ms = 38.0", "tpot_mean_ms = 20.0", 1)
+	os.WriteFile(path, []byte(tight), 0o644)
+	out, _, code := kvplan(t, "check", path, "-o", "json")
+	if code != 1 || !strings.Contains(out, "pool-capacity-exceeded") || !strings.Contains(out, "TPOT mean ≤ 20 ms") {
+		t.Errorf("check with TPOT mean ≤ 20 ms: exit %d:\n%s", code, out)
+	}
+	for _, c := range []struct{ slo, want string }{
+		{"ttft_ms = 500\nttft_p95_ms = 400\n", "slo.ttft_p95_ms: 400 and ttft_ms = 500 name the same target (the 95th percentile): give one"},
+		{"ttft_p97_ms = 500\n", "slo.ttft_p97_ms: unknown SLO key; did you mean"},
+		{"goodput = 1.5\nttft_ms = 500\n", "slo.goodput: 1.5: want a share of requests in (0, 1]"},
+	} {
+		bad := strings.SplitN(string(data), "[slo]", 2)[0] + "[slo]\n" + c.slo
+		os.WriteFile(path, []byte(bad), 0o644)
+		_, errs, code := kvplan(t, "check", path)
+		if code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("[slo] %q: exit %d, %q; want 2 and %q", c.slo, code, errs, c.want)
+		}
+	}
+}
