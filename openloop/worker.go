@@ -511,6 +511,16 @@ func (w *Worker) PrefillMS(b int) (aloneMS []float64, chunks []int) {
 	return aloneMS, chunks
 }
 
+// PackedMS is each case's GPU time per prompt when prompts queue, with b
+// sequences decoding in the same iterations.
+func (w *Worker) PackedMS(b int) []float64 {
+	var out []float64
+	for _, c := range w.prefill(b) {
+		out = append(out, c.packedMS)
+	}
+	return out
+}
+
 // PrefillAt is a prompt's prefill, averaged over the cases, with b
 // sequences decoding in the same iterations. A chunk iteration's mean is
 // the time of the chunk iterations over their number (Σ p × alone / Σ p ×

@@ -214,7 +214,7 @@ func assumptions(q *Query) []string {
 	}
 	lengths := fmt.Sprintf("every request %d tokens in and %d out", q.InputTokens, q.OutputTokens)
 	if q.Workload != nil {
-		lengths = q.workloadText() + "; the prefill queues see the service time's variance over the classes, the seats the variance of each class's hold, and max_model_len is the longest request's"
+		lengths = q.workloadText() + "; an aggregated worker's prefill wait is the M/G/1 one of the classes' prompt times (Pollaczek–Khinchine, scaled to G/G/1 by Kingman), a prefill pool's sees their variance, the seats the variance of each class's hold, and max_model_len is the longest request's"
 	}
 	a := []string{
 		arrivals + ", " + lengths,

@@ -113,10 +113,19 @@ func (q *Query) evalAggregated(s *shape, e *evaluation) {
 	}
 	e.decoder, e.decodeLd, e.prefills = w, ld, true
 	pq, adm := e.prefill, ld.Admission
+	pqAt := pq.Quantile
+	if q.classes != nil {
+		// Prompts of many lengths: the wait's tail from the prompts' own
+		// service times (Pollaczek–Khinchine), not an exponential.
+		if d, ok := q.mixedWait(w, ld, per, ca2); ok {
+			pqAt = d.Quantile
+			e.prefill.P95MS = d.Quantile(0.95)
+		}
+	}
 	e.ttftParts = []part{
 		{"frontend", q.FrontendMS, q.FrontendMS, nil},
 		{"iteration in flight", ld.DecodeInFlight, ld.ITLP95MS, e.itlQuantile},
-		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pq.Quantile},
+		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pqAt},
 		{"prefill", ld.Prefill.AloneMS, ld.Prefill.AloneP95MS, func(x float64) float64 {
 			alone, _ := w.PrefillMS(int(math.Round(ld.Batch)))
 			return w.Quantile(alone, x)

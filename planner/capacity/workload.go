@@ -127,7 +127,7 @@ func (q *Query) workerClasses(hits []openloop.Hit) []openloop.Class {
 // replay is the workload as the timed simulator replays it: its requests
 // in order (those longer than the model's context left out, as an engine
 // refuses them, and counted), each as often as it takes to issue requests
-// in all, with the trace's prompt blocks under KV-aware routing, or the
+// in all (when requests are fewer, every k-th of them), with the trace's prompt blocks under KV-aware routing, or the
 // shared prefix --cached-fraction or --prefixes describe. With trace
 // arrivals, the trace's times compressed or stretched to rate.
 func (q *Query) replay(block, requests int, rate float64) (sim.Source, int, error) {
@@ -156,6 +156,16 @@ func (q *Query) replay(block, requests int, rate float64) (sim.Source, int, erro
 			rr.Prefix, rr.PrefixTokens = uint64(1+i%q.Prefixes), q.PrefixTokens
 		}
 		reqs = append(reqs, rr)
+	}
+	if !q.TraceArrivals && requests < len(reqs) {
+		// Fewer simulated requests than the workload holds: every k-th, so
+		// the replay has the workload's lengths, not its first hour's. (With
+		// the trace's arrivals, its first requests, in order.)
+		picked := make([]sim.ReplayRequest, requests)
+		for i := range picked {
+			picked[i] = reqs[i*len(reqs)/requests]
+		}
+		reqs = picked
 	}
 	src, err := sim.Replay{Requests: reqs, Count: requests, BlockSize: block, Timed: q.TraceArrivals}.Open()
 	return src, refused, err
@@ -209,4 +219,20 @@ func (q *Query) summary() *WorkloadSummary {
 		ws.InputTokens, ws.OutputTokens = w.InputStats(), w.OutputStats()
 	}
 	return ws
+}
+
+// mixedWait is an aggregated worker's prefill wait when its prompts come
+// in many lengths: the M/G/1 wait of their packed GPU times
+// (openloop.MG1Wait), its quantiles scaled to the G/G/1 queue's mean,
+// (c_a² + c_s²) / (1 + c_s²).
+func (q *Query) mixedWait(w *openloop.Worker, ld openloop.Load, ratePerS, ca2 float64) (openloop.WaitDist, bool) {
+	alone, _ := w.PrefillMS(int(math.Round(ld.Batch)))
+	packed := w.PackedMS(int(math.Round(ld.Batch)))
+	_ = alone
+	var probs []float64
+	for _, k := range w.Classes() {
+		probs = append(probs, k.Prob)
+	}
+	cs2 := ld.Prefill.PackedCV2
+	return openloop.MG1Wait(ratePerS, packed, probs, (ca2+cs2)/(1+cs2))
 }
