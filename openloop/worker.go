@@ -70,6 +70,8 @@ type Worker struct {
 	oneCtx  [1]int
 	packTok []int
 	packCtx []int
+	q95     [1]float64 // itlP95's quantile and result, not allocated per call
+	p95     [1]float64
 }
 
 // chunked is one prompt's prefill on a worker with b sequences decoding.
@@ -440,6 +442,9 @@ type Prefill struct {
 // iteration's, T(n), not its time alone.
 func (w *Worker) BatchedPrefill(lam float64) (mean, p95 float64) {
 	ts := w.BatchedPrefillMS(lam)
+	if len(ts) == 1 {
+		return ts[0], ts[0]
+	}
 	for i, t := range ts {
 		mean += w.cases[i].Prob * t
 	}
@@ -529,20 +534,26 @@ func (w *Worker) PrefillAt(b int) Prefill {
 	cs := w.prefill(b)
 	var m Prefill
 	var sq, chunks float64
-	alone := make([]float64, len(cs))
 	for i, c := range cs {
 		p := w.cases[i].Prob
 		m.AloneMS += p * c.aloneMS
 		chunks += p * float64(max(1, c.chunks))
 		m.PackedMS += p * c.packedMS
 		sq += p * c.packedMS * c.packedMS
-		alone[i] = c.aloneMS
 	}
 	if chunks > 0 {
 		m.ChunkMS = m.AloneMS / chunks
 	}
 	if m.PackedMS > 0 {
 		m.PackedCV2 = math.Max(0, sq/(m.PackedMS*m.PackedMS)-1)
+	}
+	if len(cs) == 1 {
+		m.AloneP95MS = cs[0].aloneMS
+		return m
+	}
+	alone := make([]float64, len(cs))
+	for i, c := range cs {
+		alone[i] = c.aloneMS
 	}
 	m.AloneP95MS = w.Quantile(alone, 0.95)
 	return m
@@ -790,7 +801,8 @@ func (w *Worker) solvePrefillOnly(ld Load, lam float64) Load {
 // itlP95 is the 95th percentile of the gaps between a sequence's tokens
 // (ITLQuantiles).
 func (w *Worker) itlP95(B, share float64, batchCap int) float64 {
-	return w.ITLQuantiles(B, share, batchCap, []float64{0.95})[0]
+	w.q95[0] = 0.95
+	return w.itlQuantiles(B, share, batchCap, w.q95[:], w.p95[:])[0]
 }
 
 // ITLQuantiles are percentiles of the gaps between a sequence's tokens at
@@ -802,13 +814,17 @@ func (w *Worker) itlP95(B, share float64, batchCap int) float64 {
 // The q-quantile is the largest gap whose upper tail holds at least 1 − q of
 // the gaps.
 func (w *Worker) ITLQuantiles(B, share float64, batchCap int, qs []float64) []float64 {
+	return w.itlQuantiles(B, share, batchCap, qs, make([]float64, len(qs)))
+}
+
+func (w *Worker) itlQuantiles(B, share float64, batchCap int, qs, out []float64) []float64 {
 	top := min(batchCap-1, PoissonQuantile(B, 0.9999)+1)
 	pmf := make([]float64, top+1)
 	PoissonPMF(B, pmf)
 	type gap struct{ ms, p float64 }
 	gaps := make([]gap, 0, (1+len(w.cases))*len(pmf))
 	var chunkW []float64 // each case's share of chunk iterations
-	if share > 0 {
+	if share > 0 && len(w.cases) > 1 {
 		cs := w.prefill(0)
 		chunkW = make([]float64, len(cs))
 		tot := 0.0
@@ -851,7 +867,6 @@ func (w *Worker) ITLQuantiles(B, share float64, batchCap int, qs []float64) []fl
 		}
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i].ms > gaps[j].ms })
-	out := make([]float64, len(qs))
 	for k, q := range qs {
 		out[k] = gaps[len(gaps)-1].ms
 		tail := 0.0

@@ -32,7 +32,8 @@ type evaluation struct {
 	ok    bool      // meets every target of the SLO
 	limit string    // why not (or "" when ok)
 	worst float64   // the largest figure / target ratio
-	figs  []float64 // per target of q.SLO.Given(), its figure (judge)
+	figs   []float64 // per target of q.SLO.Given(), its figure (judge)
+	figBuf [16]float64
 }
 
 // gpus is the GPU count of the shape at the given worker counts.

@@ -107,6 +107,8 @@ type Query struct {
 	dropped    int              // requests longer than the model's context
 	maxTotal   int              // the longest request kept, tokens in and out
 	arrivalCV2 float64          // squared CV of the gaps between arrivals (1 = Poisson)
+	given      []slo.Given      // SLO.Given() of givenFor (targets)
+	givenFor   slo.SLO
 }
 
 // StepTimer is the engine model's time of one iteration (openloop.StepTimer,

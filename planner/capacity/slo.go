@@ -42,6 +42,15 @@ func (q *Query) checkSLO() error {
 	return nil
 }
 
+// targets is q.SLO.Given(), kept while the SLO stays the same (judgeSLO
+// runs in every evaluation).
+func (q *Query) targets() []slo.Given {
+	if q.given == nil || q.givenFor != q.SLO {
+		q.given, q.givenFor = q.SLO.Given(), q.SLO
+	}
+	return q.given
+}
+
 // cv2 is the squared coefficient of variation of the gaps between
 // arrivals (1 for Poisson, the default).
 func (q *Query) cv2() float64 {
@@ -57,8 +66,8 @@ func (q *Query) cv2() float64 {
 // and limit what the worst one is bounded by. A tie goes to the decode
 // figure (ITL, TPOT), as when TTFT and ITL p95 were the only targets.
 func (q *Query) judgeSLO(e *evaluation) {
-	given := q.SLO.Given()
-	e.figs = make([]float64, len(given))
+	given := q.targets()
+	e.figs = e.figBuf[:len(given)]
 	e.worst, e.ok = 0, true
 	worst := -1
 	for i, g := range given {
@@ -222,7 +231,7 @@ func (q *Query) decodeMeets(w *openloop.Worker, ld openloop.Load) bool {
 		return false
 	}
 	e := &evaluation{decoder: w, decodeLd: ld, itlMeanMS: ld.ITLMeanMS, itlP95MS: ld.ITLP95MS}
-	for _, g := range q.SLO.Given() {
+	for _, g := range q.targets() {
 		if decodeMetric(g.Metric) && q.figure(e, g.Target) > g.Value {
 			return false
 		}
@@ -233,7 +242,7 @@ func (q *Query) decodeMeets(w *openloop.Worker, ld openloop.Load) bool {
 // missesSLO says, per target e misses, by how much.
 func (q *Query) missesSLO(e *evaluation) []string {
 	var out []string
-	for i, g := range q.SLO.Given() {
+	for i, g := range q.targets() {
 		if i >= len(e.figs) || ratio(g, e.figs[i]) <= 1 {
 			continue
 		}
