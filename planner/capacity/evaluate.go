@@ -29,9 +29,9 @@ type evaluation struct {
 	prefills  bool // the decoding worker prefills too (aggregated)
 	decodeDst *decodeDist
 
-	ok    bool      // meets every target of the SLO
-	limit string    // why not (or "" when ok)
-	worst float64   // the largest figure / target ratio
+	ok     bool      // meets every target of the SLO
+	limit  string    // why not (or "" when ok)
+	worst  float64   // the largest figure / target ratio
 	figs   []float64 // per target of q.SLO.Given(), its figure (judge)
 	figBuf [16]float64
 }
