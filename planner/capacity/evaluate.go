@@ -70,7 +70,9 @@ func (q *Query) evaluate(s *shape, workers []int, rate float64) *evaluation {
 // running requests hold, the second with the slots left over for prefixes.
 func (q *Query) holderHits(s *shape, r *role, workers int, rate float64, inUse func(*openloop.Worker) float64) ([]openloop.Hit, float64) {
 	if q.CachedFraction == 0 && q.Prefixes == 0 {
-		return nil, 0
+		// A trace's own prefixes (--prefix-routing kv): the share of its
+		// requests that find some of their prompt cached.
+		return nil, q.traceHit
 	}
 	used := 0.0
 	if q.Prefixes > 0 {

@@ -107,6 +107,7 @@ type Query struct {
 	dropped    int              // requests longer than the model's context
 	maxTotal   int              // the longest request kept, tokens in and out
 	arrivalCV2 float64          // squared CV of the gaps between arrivals (1 = Poisson)
+	traceHit   float64          // with --prefix-routing kv: share of the trace's requests with a cached prefix
 	given      []slo.Given      // SLO.Given() of givenFor (targets)
 	givenFor   slo.SLO
 }

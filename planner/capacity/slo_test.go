@@ -282,3 +282,25 @@ func BenchmarkPlanDay24(b *testing.B) {
 		}
 	}
 }
+
+// TestPrefixRoutingKV: with KV-aware routing assumed, a trace's repeated
+// leading blocks are found cached: 199 of the excerpt's 200 requests begin
+// with a block an earlier one began with (counted in Python), and the
+// prefill they save never makes the deployment larger.
+func TestPrefixRoutingKV(t *testing.T) {
+	cat := testCatalog(t)
+	q := mooncakeQuery(t, cat)
+	q.Timers = exampleQuery(t, cat).Timers
+	plain, err := Search(q)
+	if err != nil || plain.Best == nil {
+		t.Fatal(err)
+	}
+	q.PrefixRouting = "kv"
+	kv, err := Search(q)
+	if err != nil || kv.Best == nil {
+		t.Fatal(err)
+	}
+	if kv.Best.PrefixHitRatio != 0.995 || kv.Best.GPUs > plain.Best.GPUs || kv.Best.TTFTP95MS > plain.Best.TTFTP95MS && kv.Best.GPUs == plain.Best.GPUs {
+		t.Errorf("kv: hit %g, %d GPUs TTFT p95 %.0f; plain %d GPUs %.0f", kv.Best.PrefixHitRatio, kv.Best.GPUs, kv.Best.TTFTP95MS, plain.Best.GPUs, plain.Best.TTFTP95MS)
+	}
+}

@@ -55,8 +55,15 @@ func (q *Query) checkWorkload() error {
 		return nil
 	}
 	var cached []int
+	q.traceHit = 0
 	if q.PrefixRouting == "kv" {
 		cached = w.CachedTokens()
+		for _, c := range cached {
+			if c > 0 {
+				q.traceHit++
+			}
+		}
+		q.traceHit /= float64(len(cached))
 	}
 	ctx := 0
 	if q.Model != nil {
