@@ -142,24 +142,14 @@ func readLengthsJSONL(path string) (*Workload, error) {
 		default:
 			q.ArrivalMS = *rec.Timestamp
 		}
-		if in < 1 || out < 1 {
-			w.Skipped++
-			continue
+		if err := w.add(q, path); err != nil {
+			return nil, err
 		}
-		if len(w.Requests) >= MaxRequests {
-			return nil, fmt.Errorf("--lengths %s: more than %d requests; take an excerpt", path, MaxRequests)
-		}
-		w.Requests = append(w.Requests, q)
 	}
 	if len(w.Requests) == 0 {
 		return nil, fmt.Errorf("--lengths %s: no usable rows: looked for input_length and output_length above 0 on each line", path)
 	}
-	if w.Timed {
-		t0 := w.Requests[0].ArrivalMS
-		for i := range w.Requests {
-			w.Requests[i].ArrivalMS -= t0
-		}
-	}
+	w.rebase()
 	w.Source = fmt.Sprintf("%s (JSONL of input_length and output_length, %d requests)", path, len(w.Requests))
 	return w, nil
 }
@@ -180,24 +170,15 @@ func readMooncake(path string) (*Workload, error) {
 		if !ok {
 			break
 		}
-		if r.InputTokens < 1 || r.OutputTokens < 1 {
-			w.Skipped++
-			continue
+		q := Request{ArrivalMS: r.ArrivalMS, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, HashIDs: slices.Clone(m.HashIDs())}
+		if err := w.add(q, path); err != nil {
+			return nil, err
 		}
-		if len(w.Requests) >= MaxRequests {
-			return nil, fmt.Errorf("--lengths %s: more than %d requests; take an excerpt", path, MaxRequests)
-		}
-		w.Requests = append(w.Requests, Request{ArrivalMS: r.ArrivalMS, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
-			HashIDs: slices.Clone(m.HashIDs())})
 	}
 	if len(w.Requests) == 0 {
 		return nil, fmt.Errorf("--lengths %s: no usable request: every line has input_length or output_length 0", path)
 	}
-	if t0 := w.Requests[0].ArrivalMS; t0 > 0 {
-		for i := range w.Requests {
-			w.Requests[i].ArrivalMS -= t0
-		}
-	}
+	w.rebase()
 	w.Source = fmt.Sprintf("%s (Mooncake JSONL, %d requests)", path, len(w.Requests))
 	return w, nil
 }
@@ -241,11 +222,9 @@ func readBench(path string) (*Workload, error) {
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("--lengths %s: request %d: %v", path, i+1, err)
 		}
-		if in < 1 || out < 1 {
-			w.Skipped++
-			continue
+		if err := w.add(Request{InputTokens: in, OutputTokens: out}, path); err != nil {
+			return nil, err
 		}
-		w.Requests = append(w.Requests, Request{InputTokens: in, OutputTokens: out})
 	}
 	if len(w.Requests) == 0 {
 		return nil, fmt.Errorf("--lengths %s: no usable rows: every request of input_lens and output_lens has 0 tokens in or out (failed requests)", path)
@@ -336,14 +315,9 @@ func readCSV(path string) (*Workload, error) {
 			}
 			q.ArrivalMS = t
 		}
-		if a < 1 || b < 1 {
-			w.Skipped++
-			continue
+		if err := w.add(q, path); err != nil {
+			return nil, err
 		}
-		if len(w.Requests) >= MaxRequests {
-			return nil, fmt.Errorf("--lengths %s: more than %d requests; take an excerpt", path, MaxRequests)
-		}
-		w.Requests = append(w.Requests, q)
 	}
 	if len(w.Requests) == 0 {
 		what := "rows of two numbers, input and output tokens (e.g. 2000,300)"
@@ -353,12 +327,7 @@ func readCSV(path string) (*Workload, error) {
 		return nil, fmt.Errorf("--lengths %s: no usable rows: looked for %s, as a CSV (or a Mooncake JSONL trace with input_length and output_length, or a benchmark result with input_lens and output_lens)", path, what)
 	}
 	w.Timed = ts >= 0
-	if w.Timed {
-		t0 := w.Requests[0].ArrivalMS
-		for i := range w.Requests {
-			w.Requests[i].ArrivalMS -= t0
-		}
-	}
+	w.rebase()
 	w.Source = fmt.Sprintf("%s (CSV, %d requests)", path, len(w.Requests))
 	return w, nil
 }
@@ -376,4 +345,29 @@ func column(header []string, names []string) int {
 		}
 	}
 	return -1
+}
+
+// add keeps a request with a prompt and an output, and counts one without
+// (a failed request) as skipped.
+func (w *Workload) add(q Request, path string) error {
+	if q.InputTokens < 1 || q.OutputTokens < 1 {
+		w.Skipped++
+		return nil
+	}
+	if len(w.Requests) >= MaxRequests {
+		return fmt.Errorf("--lengths %s: more than %d requests; take an excerpt", path, MaxRequests)
+	}
+	w.Requests = append(w.Requests, q)
+	return nil
+}
+
+// rebase starts a timed workload's arrivals at 0.
+func (w *Workload) rebase() {
+	if !w.Timed || len(w.Requests) == 0 {
+		return
+	}
+	t0 := w.Requests[0].ArrivalMS
+	for i := range w.Requests {
+		w.Requests[i].ArrivalMS -= t0
+	}
 }
