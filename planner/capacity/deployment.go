@@ -9,9 +9,9 @@ import (
 )
 
 // ForDeployment computes, for a plan with workload.request_rate, what each
-// of its pools carries within the plan's SLO (taken as p95 targets, as
-// `kvplan plan` writes them; a plan without an SLO is held to stability
-// only), with the same figures `kvplan plan` sizes with, and stores them in
+// of its pools carries within the plan's SLO (every target of its [slo],
+// as `kvplan plan` sizes for them; a plan without an SLO is held to
+// stability only), with the same figures `kvplan plan` sizes with, and stores them in
 // PoolPlan.Capacity. The pools are taken as planned: their GPU, tp,
 // workers, engine limits and KV slots from the memory model. A pool whose
 // engine model cannot be built is left without figures, and so are plans
