@@ -141,7 +141,7 @@ func mergeStruct(p, file *planfile.Plan, prefix string, dst, src any, win map[st
 	var notes []Note
 	dv, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
 	for i := 0; i < dv.NumField(); i++ {
-		tag := dv.Type().Field(i).Tag.Get("toml")
+		tag, _, _ := strings.Cut(dv.Type().Field(i).Tag.Get("toml"), ",")
 		if tag == "" || tag == "-" || (prefix == "model" && (tag == "name" || tag == "config")) {
 			continue
 		}

@@ -111,3 +111,33 @@ func TestErlangCLarge(t *testing.T) {
 		}
 	}
 }
+
+func TestMG1Wait(t *testing.T) {
+	// Service 100 ms or 1,000 ms (90% / 10%) at 0.4 requests/s: ρ = 0.4 ×
+	// 0.19 s = 0.076; P(no wait) = 1 − ρ, and the mean wait is
+	// Pollaczek–Khinchine's λ E[S²] / (2 (1 − ρ)) = 0.0004/ms × 109,000 ms² /
+	// 1.848 = 23.59 ms.
+	d, ok := MG1Wait(0.4, []float64{100, 1000}, []float64{0.9, 0.1}, 1)
+	if !ok {
+		t.Fatal("no steady state")
+	}
+	// The first grid step holds no wait and the shortest waits (under h/2).
+	if d.cum[0] < 1-0.076 || d.cum[0] > 1-0.076+0.005 {
+		t.Errorf("P(W < h/2) = %g, want just above %g", d.cum[0], 1-0.076)
+	}
+	mean, prev := 0.0, 0.0
+	for k, c := range d.cum {
+		mean += (c - prev) * float64(k) * d.h
+		prev = c
+	}
+	if want := 0.0004 * 109000 / (2 * (1 - 0.076)); math.Abs(mean-want) > 0.01*want {
+		t.Errorf("mean wait %g, want %g", mean, want)
+	}
+	// ρ < 5%: the 95th percentile is no wait at all, as the exponential tail says too.
+	if q := d.Quantile(0.90); q != 0 {
+		t.Errorf("p90 %g, want 0 (P(wait) = 7.6%%)", q)
+	}
+	if _, ok := MG1Wait(10, []float64{100}, []float64{1}, 1); ok {
+		t.Error("ρ = 1: want no steady state")
+	}
+}

@@ -31,6 +31,15 @@ type Hit struct {
 	Cached int
 }
 
+// Class is one kind of request of a workload drawn from a distribution:
+// with probability Prob it has InputTokens in, OutputTokens out, and finds
+// CachedTokens of its prompt in the prefix cache.
+type Class struct {
+	Prob                      float64
+	InputTokens, OutputTokens int
+	CachedTokens              int
+}
+
 // Worker is one worker of a pool: its engine model, the workload and
 // its scheduling limits. Step times depend only on the batch, so they are
 // computed once per batch size and reused at every rate the search tries.
@@ -44,15 +53,25 @@ type Worker struct {
 	prefills bool  // runs prefill (aggregated worker or prefill worker)
 	decodes  bool  // runs decode (aggregated worker or decode worker)
 	separate bool  // prefill iterations carry no decodes
-	hits     []Hit
+	cases    []Class
+
+	// With a length distribution (lengths): the mean output, the
+	// seat-weighted mean KV of a running sequence, and the quantiles of
+	// the context of a decoding sequence (ctxQ[i] at (i + ½)/len).
+	lengths  bool
+	outMean  float64
+	needMean int64
+	ctxQ     []float64
 
 	dec     []float64         // dec[b]: a decode-only iteration of b sequences; NaN = not yet computed
-	alone   map[int][]chunked // per batch b of decodes riding along: per hit case
+	alone   map[int][]chunked // per batch b of decodes riding along: per case
 	ctxBuf  []int
 	oneTok  [1]int
 	oneCtx  [1]int
 	packTok []int
 	packCtx []int
+	q95     [1]float64 // itlP95's quantile and result, not allocated per call
+	p95     [1]float64
 }
 
 // chunked is one prompt's prefill on a worker with b sequences decoding.
@@ -77,6 +96,10 @@ type Config struct {
 	Prefills            bool  // runs prefill: an aggregated or a prefill worker
 	Decodes             bool  // runs decode: an aggregated or a decode worker
 	Hits                []Hit // how requests find their prefix cached; none = no prefix reuse
+	// Classes, when given, is the workload as a distribution of lengths
+	// (and cached prefixes), in place of InputTokens, OutputTokens and
+	// Hits, which then only name its means.
+	Classes []Class
 	// SeparatePrefill: prefill batches run alone and decoding waits (SGLang's
 	// default); otherwise decodes and prefill chunks share iterations (vLLM,
 	// TensorRT-LLM).
@@ -85,27 +108,143 @@ type Config struct {
 
 // NewWorker builds a worker from c.
 func NewWorker(c Config) *Worker {
-	hits := c.Hits
-	if len(hits) == 0 {
-		hits = []Hit{{Prob: 1}}
-	}
 	block := c.BlockSize
 	if block <= 0 {
 		block = 16
 	}
-	return &Worker{step: c.Step, isl: c.InputTokens, osl: c.OutputTokens, budget: c.MaxNumBatchedTokens, maxSeqs: c.MaxNumSeqs,
-		slots: c.KVSlots, block: block, prefills: c.Prefills, decodes: c.Decodes, separate: c.SeparatePrefill, hits: hits, alone: map[int][]chunked{}}
+	w := &Worker{step: c.Step, isl: c.InputTokens, osl: c.OutputTokens, budget: c.MaxNumBatchedTokens, maxSeqs: c.MaxNumSeqs,
+		slots: c.KVSlots, block: block, prefills: c.Prefills, decodes: c.Decodes, separate: c.SeparatePrefill, alone: map[int][]chunked{}}
+	if len(c.Classes) == 0 {
+		hits := c.Hits
+		if len(hits) == 0 {
+			hits = []Hit{{Prob: 1}}
+		}
+		for _, h := range hits {
+			w.cases = append(w.cases, Class{Prob: h.Prob, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens, CachedTokens: h.Cached})
+		}
+		w.outMean = float64(c.OutputTokens)
+		return w
+	}
+	w.lengths = true
+	total := 0.0
+	for _, k := range c.Classes {
+		total += k.Prob
+	}
+	for _, k := range c.Classes {
+		k.Prob /= total
+		k.CachedTokens = max(0, min(k.CachedTokens, k.InputTokens-1))
+		w.cases = append(w.cases, k)
+		w.outMean += k.Prob * float64(k.OutputTokens)
+	}
+	w.needMean = w.seatNeed()
+	if c.Decodes {
+		w.ctxQ = decodeContexts(w.cases, 256)
+	}
+	return w
 }
 
-// NeedSlots is the KV slots a running sequence reserves: the blocks of its whole
-// prompt and output (a decode worker) or of its prompt (a prefill worker).
+// need is the KV slots a running sequence of class k reserves: the blocks
+// of its whole prompt and output (a decode worker) or of its prompt (a
+// prefill worker).
+func (w *Worker) need(k Class) int64 {
+	n := k.InputTokens
+	if w.decodes {
+		n += k.OutputTokens
+	}
+	return int64((n + w.block - 1) / w.block * w.block)
+}
+
+// seatNeed is the mean KV of the sequences running at once: each class
+// holds its seat in proportion to how long it runs, its output tokens on a
+// decoding worker (its prompt's on a prefill worker), so the mean weighs
+// each class's need by probability × that time.
+func (w *Worker) seatNeed() int64 {
+	var sum, wt float64
+	for _, k := range w.cases {
+		t := float64(max(1, k.OutputTokens))
+		if !w.decodes {
+			t = float64(max(1, k.InputTokens-k.CachedTokens))
+		}
+		sum += k.Prob * t * float64(w.need(k))
+		wt += k.Prob * t
+	}
+	return int64(math.Ceil(sum / wt))
+}
+
+// decodeContexts is the quantile function of a decoding sequence's context,
+// at n points (i + ½)/n: a sequence of class k decodes for its output
+// tokens with its context running from its prompt to prompt + output, so
+// the context is a mixture of uniforms weighted by probability × output.
+func decodeContexts(cases []Class, n int) []float64 {
+	type seg struct{ lo, hi, w float64 }
+	var segs []seg
+	total := 0.0
+	lo, hi := math.Inf(1), 0.0
+	for _, k := range cases {
+		s := seg{float64(k.InputTokens), float64(k.InputTokens + k.OutputTokens), k.Prob * float64(max(1, k.OutputTokens))}
+		segs = append(segs, s)
+		total += s.w
+		lo, hi = math.Min(lo, s.lo), math.Max(hi, s.hi)
+	}
+	cdf := func(x float64) float64 {
+		c := 0.0
+		for _, s := range segs {
+			switch {
+			case x >= s.hi:
+				c += s.w
+			case x > s.lo:
+				c += s.w * (x - s.lo) / (s.hi - s.lo)
+			}
+		}
+		return c / total
+	}
+	out := make([]float64, n)
+	for i := range out {
+		u := (float64(i) + 0.5) / float64(n)
+		a, b := lo, hi
+		for range 50 {
+			m := (a + b) / 2
+			if cdf(m) < u {
+				a = m
+			} else {
+				b = m
+			}
+		}
+		out[i] = (a + b) / 2
+	}
+	return out
+}
+
+// NeedSlots is the KV slots a running sequence reserves: the blocks of its
+// whole prompt and output (a decode worker) or of its prompt (a prefill
+// worker); with a length distribution, the mean over the sequences running
+// at once (seatNeed).
 func (w *Worker) NeedSlots() int64 {
+	if w.lengths {
+		return w.needMean
+	}
 	n := w.isl
 	if w.decodes {
 		n += w.osl
 	}
 	return int64((n + w.block - 1) / w.block * w.block)
 }
+
+// MaxNeedSlots is the most KV slots one request of the workload reserves.
+func (w *Worker) MaxNeedSlots() int64 {
+	var m int64
+	for _, k := range w.cases {
+		m = max(m, w.need(k))
+	}
+	return m
+}
+
+// Classes returns the request classes the worker was built with (one per
+// hit case without a length distribution), their probabilities summing to 1.
+func (w *Worker) Classes() []Class { return w.cases }
+
+// OutputMean is the mean output tokens of a request.
+func (w *Worker) OutputMean() float64 { return w.outMean }
 
 // BatchCap is the most sequences the worker runs at once: max_num_seqs, or
 // as many as the KV slots hold, whichever is smaller.
@@ -136,13 +275,27 @@ func (w *Worker) contexts(b int) []int {
 		w.ctxBuf = make([]int, b, 2*b)
 	}
 	ctx := w.ctxBuf[:b]
+	if w.lengths {
+		// The b sequences at the quantiles (j + ½)/b of the context.
+		n := float64(len(w.ctxQ))
+		for j := range ctx {
+			x := (float64(j)+0.5)/float64(b)*n - 0.5
+			i := min(max(int(math.Floor(x)), 0), len(w.ctxQ)-1)
+			v := w.ctxQ[i]
+			if fr := x - float64(i); fr > 0 && i+1 < len(w.ctxQ) {
+				v += fr * (w.ctxQ[i+1] - v)
+			}
+			ctx[j] = int(v)
+		}
+		return ctx
+	}
 	for j := range ctx {
 		ctx[j] = w.isl + int((float64(j)+0.5)*float64(w.osl)/float64(b))
 	}
 	return ctx
 }
 
-// prefill returns, per hit case, a prompt's prefill with b sequences decoding
+// prefill returns, per case, a prompt's prefill with b sequences decoding
 // in the same iterations (b = 0 on a prefill worker).
 func (w *Worker) prefill(b int) []chunked {
 	if w.separate {
@@ -151,29 +304,57 @@ func (w *Worker) prefill(b int) []chunked {
 	if c, ok := w.alone[b]; ok {
 		return c
 	}
+	if w.lengths {
+		if lo, hi := gridAround(b); lo != hi {
+			// With a length distribution the prompts are many and long:
+			// between batches on a grid of ratio about √2, interpolated.
+			out := interpolateChunked(w.prefill(lo), w.prefill(hi), float64(b-lo)/float64(hi-lo))
+			w.alone[b] = out
+			return out
+		}
+	}
 	var dctx []int
 	if b > 0 {
 		dctx = append([]int(nil), w.contexts(b)...)
 	}
 	room := max(1, w.budget-b) // every decoding sequence takes one token of the budget
-	out := make([]chunked, len(w.hits))
-	for i, h := range w.hits {
-		p := w.isl - h.Cached
+	out := make([]chunked, len(w.cases))
+	done := map[[2]int]int{} // (input, cached) → the case computed first
+	for i, h := range w.cases {
+		key := [2]int{h.InputTokens, h.CachedTokens}
+		if j, ok := done[key]; ok {
+			out[i] = out[j]
+			continue
+		}
+		done[key] = i
+		p := h.InputTokens - h.CachedTokens
 		var c chunked
-		for ctx, left := h.Cached, p; left > 0; {
+		full, lastN, lastCtx := 0.0, 0, 0 // the full chunks' time; the last chunk
+		for ctx, left := h.CachedTokens, p; left > 0; {
 			n := min(left, room)
 			w.oneTok[0], w.oneCtx[0] = n, ctx
-			c.aloneMS += w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+			t := w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+			c.aloneMS += t
+			if n == room && left > n {
+				full += t
+			}
+			lastN, lastCtx = n, ctx
 			c.chunks++
 			ctx += n
 			left -= n
 		}
 		c.packedMS = c.aloneMS
-		if p > room {
+		switch {
+		case p > room && w.lengths:
+			// Long prompts of many sizes: the full chunks as they are, the
+			// last one's share of a full iteration at its context.
+			w.oneTok[0], w.oneCtx[0] = room, lastCtx
+			c.packedMS = full + float64(lastN)/float64(room)*w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
+		case p > room:
 			// Queued prompts fill every iteration to the budget: a prompt's
 			// last, short chunk shares its iteration with the next prompt,
 			// so a prompt costs p/room full chunks at its mean context.
-			w.oneTok[0], w.oneCtx[0] = room, h.Cached+max(0, p-room)/2
+			w.oneTok[0], w.oneCtx[0] = room, h.CachedTokens+max(0, p-room)/2
 			c.packedMS = float64(p) / float64(room) * w.step.StepMS(w.oneTok[:], w.oneCtx[:], dctx)
 		}
 		if k := room / max(1, p); k > 1 {
@@ -181,7 +362,7 @@ func (w *Worker) prefill(b int) []chunked {
 			w.packTok, w.packCtx = w.packTok[:0], w.packCtx[:0]
 			c.batchMS = make([]float64, 0, min(k, 64))
 			for n := 1; n <= k; n++ {
-				w.packTok, w.packCtx = append(w.packTok, p), append(w.packCtx, h.Cached)
+				w.packTok, w.packCtx = append(w.packTok, p), append(w.packCtx, h.CachedTokens)
 				if n <= 64 || n == k {
 					c.batchMS = append(c.batchMS, w.step.StepMS(w.packTok, w.packCtx, dctx))
 				}
@@ -191,6 +372,42 @@ func (w *Worker) prefill(b int) []chunked {
 		out[i] = c
 	}
 	w.alone[b] = out
+	return out
+}
+
+// gridAround is the batches of the prefill grid around b: b itself up to
+// 8, then 8, 12, 16, 24, 32, 48, ... (2^k and 1.5 × 2^k).
+func gridAround(b int) (lo, hi int) {
+	if b <= 8 {
+		return b, b
+	}
+	lo = 8
+	for {
+		next := lo * 3 / 2
+		if lo&(lo-1) != 0 { // 1.5 × 2^k: the next is 2^(k+1)
+			next = lo / 3 * 4
+		}
+		if next > b {
+			if lo == b {
+				return b, b
+			}
+			return lo, next
+		}
+		lo = next
+	}
+}
+
+// interpolateChunked is a's and b's prefills mixed f of the way to b.
+func interpolateChunked(a, b []chunked, f float64) []chunked {
+	out := make([]chunked, len(a))
+	for i := range a {
+		c := chunked{aloneMS: a[i].aloneMS*(1-f) + b[i].aloneMS*f, packedMS: a[i].packedMS*(1-f) + b[i].packedMS*f,
+			chunks: a[i].chunks, batchMS: a[i].batchMS}
+		if f >= 0.5 {
+			c.chunks, c.batchMS = b[i].chunks, b[i].batchMS
+		}
+		out[i] = c
+	}
 	return out
 }
 
@@ -224,8 +441,20 @@ type Prefill struct {
 // at most what the budget holds; the prompt's time is then that
 // iteration's, T(n), not its time alone.
 func (w *Worker) BatchedPrefill(lam float64) (mean, p95 float64) {
+	ts := w.BatchedPrefillMS(lam)
+	if len(ts) == 1 {
+		return ts[0], ts[0]
+	}
+	for i, t := range ts {
+		mean += w.cases[i].Prob * t
+	}
+	return mean, w.Quantile(ts, 0.95)
+}
+
+// BatchedPrefillMS is BatchedPrefill per case: each case's prompt time.
+func (w *Worker) BatchedPrefillMS(lam float64) []float64 {
 	cs := w.prefill(0)
-	var worst float64
+	out := make([]float64, len(cs))
 	for i, c := range cs {
 		t := c.aloneMS
 		if len(c.batchMS) > 1 {
@@ -252,44 +481,81 @@ func (w *Worker) BatchedPrefill(lam float64) (mean, p95 float64) {
 			}
 			t = at(n)
 		}
-		mean += w.hits[i].Prob * t
-		if w.hits[i].Prob >= 0.05 || i == 0 {
-			worst = math.Max(worst, t)
-		}
+		out[i] = t
 	}
-	return mean, worst
+	return out
 }
 
-// PrefillAt is a prompt's prefill, averaged over the hit cases, with b
+// Quantile is the q-quantile of a per-case figure (one value per case, as
+// the cases' probabilities weigh them): the largest value whose upper tail,
+// itself included, holds at least 1 − q of the mass.
+func (w *Worker) Quantile(values []float64, q float64) float64 {
+	idx := make([]int, len(values))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return values[idx[a]] > values[idx[b]] })
+	tail, v := 0.0, 0.0
+	for _, i := range idx {
+		tail += w.cases[i].Prob
+		v = values[i]
+		if tail >= 1-q {
+			break
+		}
+	}
+	return v
+}
+
+// PrefillMS is each case's prefill alone with b sequences decoding in the
+// same iterations, and the iterations it takes.
+func (w *Worker) PrefillMS(b int) (aloneMS []float64, chunks []int) {
+	for _, c := range w.prefill(b) {
+		aloneMS = append(aloneMS, c.aloneMS)
+		chunks = append(chunks, c.chunks)
+	}
+	return aloneMS, chunks
+}
+
+// PackedMS is each case's GPU time per prompt when prompts queue, with b
 // sequences decoding in the same iterations.
+func (w *Worker) PackedMS(b int) []float64 {
+	var out []float64
+	for _, c := range w.prefill(b) {
+		out = append(out, c.packedMS)
+	}
+	return out
+}
+
+// PrefillAt is a prompt's prefill, averaged over the cases, with b
+// sequences decoding in the same iterations. A chunk iteration's mean is
+// the time of the chunk iterations over their number (Σ p × alone / Σ p ×
+// chunks), as a share of time spent in them turns into iterations.
 func (w *Worker) PrefillAt(b int) Prefill {
 	cs := w.prefill(b)
 	var m Prefill
-	var sq float64
+	var sq, chunks float64
 	for i, c := range cs {
-		p := w.hits[i].Prob
+		p := w.cases[i].Prob
 		m.AloneMS += p * c.aloneMS
-		m.ChunkMS += p * c.aloneMS / float64(max(1, c.chunks))
+		chunks += p * float64(max(1, c.chunks))
 		m.PackedMS += p * c.packedMS
 		sq += p * c.packedMS * c.packedMS
+	}
+	if chunks > 0 {
+		m.ChunkMS = m.AloneMS / chunks
 	}
 	if m.PackedMS > 0 {
 		m.PackedCV2 = math.Max(0, sq/(m.PackedMS*m.PackedMS)-1)
 	}
-	// p95 of a discrete mixture: the largest case whose tail mass ≥ 5%.
-	idx := make([]int, len(cs))
-	for i := range idx {
-		idx[i] = i
+	if len(cs) == 1 {
+		m.AloneP95MS = cs[0].aloneMS
+		return m
 	}
-	sort.Slice(idx, func(a, b int) bool { return cs[idx[a]].aloneMS > cs[idx[b]].aloneMS })
-	tail := 0.0
-	for _, i := range idx {
-		tail += w.hits[i].Prob
-		m.AloneP95MS = cs[i].aloneMS
-		if tail >= 0.05 {
-			break
-		}
+	alone := make([]float64, len(cs))
+	for i, c := range cs {
+		alone[i] = c.aloneMS
 	}
+	m.AloneP95MS = w.Quantile(alone, 0.95)
 	return m
 }
 
@@ -337,7 +603,8 @@ const (
 // Solve finds the worker's steady state at ratePerS requests per second.
 //
 // Decode: a request decodes for osl − 1 iterations after its first token,
-// so by Little's law the mean number decoding is B = λ (osl − 1) × ITL,
+// so by Little's law the mean number decoding is B = λ (osl − 1) × ITL
+// (with a length distribution, the mean osl),
 // while ITL is the mean iteration a decoding sequence sees. A sequence sees
 // the others as Poisson(B) (the arrival theorem of an infinite-server
 // queue), so its batch is 1 + B on average. On a worker that also
@@ -351,7 +618,11 @@ const (
 //
 // B is the root of λ (osl − 1) ITL(B) − B, found by bisection; when it
 // lies beyond the batch cap the worker cannot hold the load.
-func (w *Worker) Solve(ratePerS float64) Load {
+func (w *Worker) Solve(ratePerS float64) Load { return w.SolveWith(ratePerS, 0) }
+
+// SolveWith is Solve for arrivals whose gaps have squared coefficient of
+// variation arrivalCV2 (0 = 1, Poisson): the wait for a batch seat sees it.
+func (w *Worker) SolveWith(ratePerS, arrivalCV2 float64) Load {
 	lam := ratePerS / 1000
 	ld := Load{RatePerS: ratePerS, BatchCap: w.BatchCap()}
 	ld.KVBound = w.slots/w.NeedSlots() < int64(w.maxSeqs)
@@ -392,7 +663,7 @@ func (w *Worker) Solve(ratePerS float64) Load {
 		if !ok {
 			return math.Inf(1)
 		}
-		return lam*float64(w.osl-1)*t - B
+		return lam*(w.outMean-1)*t - B
 	}
 	// The smallest root: scan up in doubling steps for the first batch at
 	// which the load is carried (g ≤ 0), then bisect. Past the root g turns
@@ -453,9 +724,26 @@ func (w *Worker) Solve(ratePerS float64) Load {
 	ld.ITLP95MS = w.itlP95(B, share, ld.BatchCap)
 	ld.DecodeInFlight = t / 2
 	// Seats: a request holds its seat (and KV) from admission to its last token.
-	seat := float64(w.osl-1)*t + pm.AloneMS
-	ld.Admission = Queue{RatePerS: ratePerS, Servers: ld.BatchCap, ServiceMS: seat}.Wait()
+	seat := (w.outMean-1)*t + pm.AloneMS
+	seatCV2 := 0.0
 	ld.SlotsInUse = lam * seat * float64(w.NeedSlots())
+	if w.lengths {
+		// Each class holds its seat for its own output and prefill: the
+		// seats see the variance of that time, and hold each class's KV.
+		alone := make([]float64, len(w.cases))
+		if w.prefills {
+			alone, _ = w.PrefillMS(int(math.Round(B)))
+		}
+		var sq, held float64
+		for i, k := range w.cases {
+			si := float64(k.OutputTokens-1)*t + alone[i]
+			sq += k.Prob * (si - seat) * (si - seat)
+			held += k.Prob * si * float64(w.need(k))
+		}
+		seatCV2 = sq / (seat * seat)
+		ld.SlotsInUse = lam * held
+	}
+	ld.Admission = Queue{RatePerS: ratePerS, Servers: ld.BatchCap, ServiceMS: seat, ServiceCV2: seatCV2, ArrivalCV2: arrivalCV2}.Wait()
 	if !ld.Admission.Stable {
 		ld.Limit = LimitKV
 		if !ld.KVBound {
@@ -476,7 +764,13 @@ func (w *Worker) saturation(g func(float64) float64, itl func(float64) (float64,
 	if !ok || lam*pm.PackedMS >= 1 {
 		return LimitPrefill
 	}
-	for x := 2 * (top + 1); x <= 64*(top+1); x *= 2 {
+	most := 64 * (top + 1)
+	if w.lengths && w.prefills {
+		// Past the token budget the decodes alone fill an iteration: no
+		// bigger batch carries a load there.
+		most = math.Min(most, float64(w.budget-1))
+	}
+	for x := 2 * (top + 1); x <= most; x *= 2 {
 		if g(x) <= 0 {
 			if w.slots/w.NeedSlots() < int64(w.maxSeqs) {
 				return LimitKV
@@ -504,36 +798,85 @@ func (w *Worker) solvePrefillOnly(ld Load, lam float64) Load {
 	return ld
 }
 
-// itlP95 is the 95th percentile of the gaps between a sequence's tokens: a
-// gap is an iteration of 1 + N sequences, N ~ Poisson(B) capped at the
-// batch cap, which carries a prefill chunk with probability share (with
-// SeparatePrefill, a prefill iteration runs before it instead).
+// itlP95 is the 95th percentile of the gaps between a sequence's tokens
+// (ITLQuantiles).
 func (w *Worker) itlP95(B, share float64, batchCap int) float64 {
+	w.q95[0] = 0.95
+	return w.itlQuantiles(B, share, batchCap, w.q95[:], w.p95[:])[0]
+}
+
+// ITLQuantiles are percentiles of the gaps between a sequence's tokens at
+// batch B: a gap is an iteration of 1 + N sequences, N ~ Poisson(B) capped
+// at the batch cap, which carries a prefill chunk with probability share
+// (with SeparatePrefill, a prefill iteration runs before it instead). A
+// chunk-carrying gap is a chunk iteration of one case's prompt, the cases
+// weighed by how many chunk iterations each makes (probability × chunks).
+// The q-quantile is the largest gap whose upper tail holds at least 1 − q of
+// the gaps.
+func (w *Worker) ITLQuantiles(B, share float64, batchCap int, qs []float64) []float64 {
+	return w.itlQuantiles(B, share, batchCap, qs, make([]float64, len(qs)))
+}
+
+func (w *Worker) itlQuantiles(B, share float64, batchCap int, qs, out []float64) []float64 {
 	top := min(batchCap-1, PoissonQuantile(B, 0.9999)+1)
 	pmf := make([]float64, top+1)
 	PoissonPMF(B, pmf)
 	type gap struct{ ms, p float64 }
-	gaps := make([]gap, 0, 2*len(pmf))
+	gaps := make([]gap, 0, (1+len(w.cases))*len(pmf))
+	var chunkW []float64 // each case's share of chunk iterations
+	if share > 0 && len(w.cases) > 1 {
+		cs := w.prefill(0)
+		chunkW = make([]float64, len(cs))
+		tot := 0.0
+		for i, c := range cs {
+			chunkW[i] = w.cases[i].Prob * float64(max(1, c.chunks))
+			tot += chunkW[i]
+		}
+		for i := range chunkW {
+			chunkW[i] /= tot
+		}
+	}
 	for n, p := range pmf {
 		if p <= 0 {
 			continue
 		}
 		b := 1 + n
 		gaps = append(gaps, gap{w.DecodeStepMS(b), p * (1 - share)})
-		switch {
-		case share > 0 && w.separate:
-			gaps = append(gaps, gap{w.DecodeStepMS(b) + w.PrefillAt(0).ChunkMS, p * share})
-		case share > 0:
-			gaps = append(gaps, gap{w.PrefillAt(b).ChunkMS, p * share})
+		if share <= 0 {
+			continue
+		}
+		if len(w.cases) == 1 {
+			// One case: its chunk iteration, as PrefillAt gives it.
+			if w.separate {
+				gaps = append(gaps, gap{w.DecodeStepMS(b) + w.PrefillAt(0).ChunkMS, p * share})
+			} else {
+				gaps = append(gaps, gap{w.PrefillAt(b).ChunkMS, p * share})
+			}
+			continue
+		}
+		at := b
+		if w.separate {
+			at = 0
+		}
+		for i, c := range w.prefill(at) {
+			ms := c.aloneMS / float64(max(1, c.chunks))
+			if w.separate {
+				ms += w.DecodeStepMS(b)
+			}
+			gaps = append(gaps, gap{ms, p * share * chunkW[i]})
 		}
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i].ms > gaps[j].ms })
-	tail := 0.0
-	for _, g := range gaps {
-		tail += g.p
-		if tail >= 0.05 {
-			return g.ms
+	for k, q := range qs {
+		out[k] = gaps[len(gaps)-1].ms
+		tail := 0.0
+		for _, g := range gaps {
+			tail += g.p
+			if tail >= 1-q {
+				out[k] = g.ms
+				break
+			}
 		}
 	}
-	return gaps[len(gaps)-1].ms
+	return out
 }

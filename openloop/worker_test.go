@@ -142,3 +142,73 @@ func TestSeparatePrefill(t *testing.T) {
 		t.Errorf("batch %g ITL %g, want %g, %g", ld.Batch, ld.ITLMeanMS, B, (10.5+0.5*B)/0.89)
 	}
 }
+
+func TestLengthClasses(t *testing.T) {
+	// Half the requests decode 50 tokens after the first, half 150: the mean
+	// is that of 101 output tokens, so Little's law gives the batch of
+	// TestDecodeWorker: B = 21, ITL = 21 ms (the step time ignores context).
+	classes := []Class{{Prob: 1, InputTokens: 1000, OutputTokens: 51}, {Prob: 1, InputTokens: 1000, OutputTokens: 151}}
+	w := NewWorker(Config{Step: affineStep{fixedMS: 10, perDecodeMS: 0.5}, MaxNumBatchedTokens: 8192, MaxNumSeqs: 1024,
+		KVSlots: 10_000_000, BlockSize: 100, Decodes: true, Classes: classes})
+	ld := w.Solve(10)
+	if !ld.Stable || math.Abs(ld.Batch-21) > 1e-4 || math.Abs(ld.ITLMeanMS-21) > 1e-4 {
+		t.Fatalf("batch %g ITL %g, want 21, 21 (%+v)", ld.Batch, ld.ITLMeanMS, ld)
+	}
+	// Seats: 1,100 and 1,200 slots (blocks of 100), held 50 and 150 gaps:
+	// (51 × 1100 + 151 × 1200) / 202 = 1174.75 slots a running sequence.
+	if got := w.NeedSlots(); got != 1175 {
+		t.Errorf("seat need %d, want 1175", got)
+	}
+	if got := w.MaxNeedSlots(); got != 1200 {
+		t.Errorf("largest need %d, want 1200", got)
+	}
+	// The seat time is 50 × 21 or 150 × 21 ms: mean 2,100, CV² = 1050²/2100² = 0.25.
+	want := Queue{RatePerS: 10, Servers: ld.BatchCap, ServiceMS: 2100, ServiceCV2: 0.25}.Wait()
+	if math.Abs(ld.Admission.MeanMS-want.MeanMS) > 1e-9 || ld.BatchCap != 1024 {
+		t.Errorf("seat wait %+v, want %+v", ld.Admission, want)
+	}
+	// The slots in use: 10/s × (1.05 s × 1100 + 3.15 s × 1200) / 2 = 24,675.
+	if math.Abs(ld.SlotsInUse-24675) > 1e-6 {
+		t.Errorf("slots in use %g, want 24675", ld.SlotsInUse)
+	}
+}
+
+func TestLengthClassesPrefill(t *testing.T) {
+	// 90% of prompts are 100 tokens, 10% 1,000: alone 20 ms and 110 ms
+	// (10 + 0.1 × tokens). The 95th percentile is the long prompt, the mean
+	// 0.9 × 20 + 0.1 × 110 = 29 ms.
+	classes := []Class{{Prob: 0.9, InputTokens: 100, OutputTokens: 10}, {Prob: 0.1, InputTokens: 1000, OutputTokens: 10}}
+	w := NewWorker(Config{Step: affineStep{fixedMS: 10, perPrefillTokenMS: 0.1}, MaxNumBatchedTokens: 1000, MaxNumSeqs: 1024,
+		KVSlots: 1e9, BlockSize: 16, Prefills: true, Classes: classes})
+	m := w.PrefillAt(0)
+	if math.Abs(m.AloneMS-29) > 1e-9 || m.AloneP95MS != 110 {
+		t.Errorf("got %+v, want mean 29 ms, p95 110 ms", m)
+	}
+	alone, _ := w.PrefillMS(0)
+	if q := w.Quantile(alone, 0.5); q != 20 {
+		t.Errorf("median prefill %g, want 20", q)
+	}
+	// Chunk iterations: one each, so their mean is the mean prompt's.
+	if math.Abs(m.ChunkMS-29) > 1e-9 {
+		t.Errorf("chunk mean %g, want 29", m.ChunkMS)
+	}
+}
+
+func TestITLQuantiles(t *testing.T) {
+	// A decode worker at batch 0 (no others): every gap is 10 + 0.5 = 10.5 ms;
+	// with a quarter of the gaps carrying a 110 ms chunk on an aggregated
+	// worker, p50 is a decode gap and p90 a chunk gap.
+	w := newTestWorker(affineStep{fixedMS: 10, perDecodeMS: 0.5, prefillMS: 110}, 1000, 101, 1500, 1024, 10_000_000, 16, true, true, nil)
+	got := w.ITLQuantiles(0, 0.25, 1024, []float64{0.5, 0.9, 0.95})
+	if got[0] != 10.5 || got[1] != 110 || got[2] != 110 {
+		t.Errorf("ITL p50, p90, p95 = %v, want 10.5, 110, 110", got)
+	}
+}
+
+func TestGridAround(t *testing.T) {
+	for _, c := range []struct{ b, lo, hi int }{{3, 3, 3}, {8, 8, 8}, {9, 8, 12}, {12, 12, 12}, {13, 12, 16}, {20, 16, 24}, {40, 32, 48}, {50, 48, 64}, {64, 64, 64}} {
+		if lo, hi := gridAround(c.b); lo != c.lo || hi != c.hi {
+			t.Errorf("gridAround(%d) = %d, %d; want %d, %d", c.b, lo, hi, c.lo, c.hi)
+		}
+	}
+}

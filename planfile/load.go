@@ -12,6 +12,7 @@ import (
 	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/internal/tomlpos"
+	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/units"
 )
 
@@ -82,7 +83,7 @@ func Decode(path string, data []byte) (*Plan, error) {
 	p := &Plan{}
 	idx, err := tomlpos.DecodeStrict(path, data, p)
 	if err != nil {
-		return nil, err
+		return nil, unknownSLO(err)
 	}
 	p.Path = path
 	for _, e := range idx.Entries {
@@ -99,6 +100,19 @@ func Decode(path string, data []byte) (*Plan, error) {
 		pool.Name = name
 	}
 	return p, nil
+}
+
+// unknownSLO names an unknown [slo] key as the SLO it may have meant: the
+// metrics and percentiles offered, with a "did you mean".
+func unknownSLO(err error) error {
+	var te *tomlpos.Error
+	if !errors.As(err, &te) || !strings.HasPrefix(te.Field, "slo.") || !strings.HasPrefix(te.Msg, "unknown key") {
+		return err
+	}
+	e := *te
+	key := strings.TrimPrefix(te.Field, "slo.")
+	e.Msg = strings.Replace(slo.UnknownKey(key).Error(), fmt.Sprintf("unknown SLO %q", key), "unknown SLO key", 1)
+	return &e
 }
 
 // Validate checks every value, fills the defaults of absent keys, and
@@ -491,15 +505,8 @@ func (p *Plan) validate() []*tomlpos.Error {
 	}
 
 	// [slo]
-	if p.SLO.TTFTMS < 0 {
-		c.add("slo.ttft_ms", "%g is negative: want milliseconds, or leave it out", p.SLO.TTFTMS)
-	} else {
-		c.finite("slo.ttft_ms", p.SLO.TTFTMS, 0, MaxSLOMS, "ms")
-	}
-	if p.SLO.ITLMS < 0 {
-		c.add("slo.itl_ms", "%g is negative: want milliseconds, or leave it out", p.SLO.ITLMS)
-	} else {
-		c.finite("slo.itl_ms", p.SLO.ITLMS, 0, MaxSLOMS, "ms")
+	for _, pr := range append(p.SLO.Normalize(), p.SLO.Problems()...) {
+		c.add("slo."+pr.Key, "%s", pr.Msg)
 	}
 	return c.errs
 }

@@ -11,6 +11,8 @@ package planfile
 import (
 	"path/filepath"
 	"sort"
+
+	"github.com/kvplan/kvplan/slo"
 )
 
 // Pool roles.
@@ -161,11 +163,11 @@ type Runtime struct {
 	Driver        string `toml:"driver"`         // NVIDIA driver version of the nodes: "570.133"
 }
 
-// SLO holds the service-level objectives; 0 means none.
-type SLO struct {
-	TTFTMS float64 `toml:"ttft_ms"` // time to first token, ms
-	ITLMS  float64 `toml:"itl_ms"`  // inter-token latency, ms
-}
+// SLO holds the service-level objectives ([slo]); 0 means none. It is the
+// type kvplan plan sizes against (package slo): ttft_ms and itl_ms are the
+// 95th percentiles, and the table takes every other target slo.Targets
+// lists (ttft_p99_ms, tpot_mean_ms, goodput, ...).
+type SLO = slo.SLO
 
 // KVEventsEnabled reports whether workers publish KV events (true when the
 // plan file does not say).

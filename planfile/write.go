@@ -30,7 +30,7 @@ func (p *Plan) Values(include func(field string) bool) []FieldValue {
 	add := func(prefix string, v reflect.Value) {
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
-			tag := t.Field(i).Tag.Get("toml")
+			tag, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
 			if tag == "" || tag == "-" {
 				continue
 			}

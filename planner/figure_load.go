@@ -25,10 +25,25 @@ type LoadFigures struct {
 	TTFTMeanMS float64 `json:"ttft_mean_ms"`
 	ITLP95MS   float64 `json:"itl_p95_ms"`
 	ITLMeanMS  float64 `json:"itl_mean_ms"`
+	// The other percentiles an SLO may name (planner/capacity's figures.go
+	// says how each is derived); 0 when the deployment cannot carry the rate.
+	TTFTP50MS float64 `json:"ttft_p50_ms"`
+	TTFTP90MS float64 `json:"ttft_p90_ms"`
+	TTFTP99MS float64 `json:"ttft_p99_ms"`
+	ITLP50MS  float64 `json:"itl_p50_ms"`
+	ITLP90MS  float64 `json:"itl_p90_ms"`
+	ITLP99MS  float64 `json:"itl_p99_ms"`
 	// TPOTMeanMS is the mean over requests of (last token − first token) /
-	// (output tokens − 1). Every request has the same output tokens, so it
-	// is the mean iteration a decoding sequence sees: itl_mean_ms.
-	TPOTMeanMS     float64 `json:"tpot_mean_ms"`
+	// (output tokens − 1), as vLLM bench's mean_tpot.
+	TPOTMeanMS float64 `json:"tpot_mean_ms"`
+	TPOTP99MS  float64 `json:"tpot_p99_ms"`
+	E2EP95MS   float64 `json:"e2e_p95_ms"`
+	// Goodput is the share of requests predicted to meet every per-request
+	// target; null when the SLO names none (no TTFT, TPOT or E2E target).
+	Goodput *float64 `json:"goodput"`
+	// PercentileNotes says when a percentile is below its mean, and why.
+	PercentileNotes []string `json:"percentile_notes,omitempty"`
+
 	TransferMS     float64 `json:"transfer_ms"`     // mean KV transfer at the load (0 aggregated)
 	TransferP95MS  float64 `json:"transfer_p95_ms"` // its 95th percentile
 	LinkUtil       float64 `json:"link_utilization"`

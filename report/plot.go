@@ -22,6 +22,9 @@ type Plot struct {
 	XLabel string       `json:"x_label"`
 	YLabel string       `json:"y_label"`
 	Series []PlotSeries `json:"series"`
+	// LegendLeft puts the legend at the top left (where a plot rising to
+	// the right leaves room).
+	LegendLeft bool `json:"legend_left,omitempty"`
 }
 
 // PlotSeries is one named set of points, drawn as markers; Line joins them
@@ -47,6 +50,45 @@ var palette = []color.RGBA{
 
 // WritePlotSVG draws p as an SVG with gonum.org/v1/plot.
 func WritePlotSVG(w io.Writer, p Plot) error {
+	pl, err := newPlot(p)
+	if err != nil {
+		return err
+	}
+	// The SVG canvas directly, not pl.WriterTo(…, "svg"): that looks the
+	// format up among the backends the root package registers (EPS, PNG,
+	// PDF, TeX as well), which a build with the "minimal" tag leaves out.
+	c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
+	pl.Draw(draw.New(c))
+	_, err = c.WriteTo(w)
+	return err
+}
+
+// WritePlotsSVG draws plots one above the other in one SVG, each 4 inches
+// high.
+func WritePlotsSVG(w io.Writer, ps []Plot) error {
+	if len(ps) == 0 {
+		return fmt.Errorf("no plot to draw")
+	}
+	var pls []*plot.Plot
+	for _, p := range ps {
+		pl, err := newPlot(p)
+		if err != nil {
+			return err
+		}
+		pls = append(pls, pl)
+	}
+	c := vgsvg.New(8*vg.Inch, vg.Length(len(ps))*4*vg.Inch)
+	dc := draw.New(c)
+	tiles := draw.Tiles{Rows: len(pls), Cols: 1, PadTop: vg.Points(6), PadBottom: vg.Points(6), PadY: vg.Points(18)}
+	for i, pl := range pls {
+		pl.Draw(tiles.At(dc, 0, i))
+	}
+	_, err := c.WriteTo(w)
+	return err
+}
+
+// newPlot builds p's gonum plot.
+func newPlot(p Plot) (*plot.Plot, error) {
 	plotfonts.Load()
 	pl := plot.New()
 	pl.Title.Text = p.Title
@@ -54,6 +96,7 @@ func WritePlotSVG(w io.Writer, p Plot) error {
 	pl.Y.Label.Text = p.YLabel
 	pl.Add(plotter.NewGrid())
 	pl.Legend.Top = true
+	pl.Legend.Left = p.LegendLeft
 	drawn := 0
 	for i, s := range p.Series {
 		var xys plotter.XYs
@@ -70,7 +113,7 @@ func WritePlotSVG(w io.Writer, p Plot) error {
 		if s.Line {
 			l, pts, err := plotter.NewLinePoints(xys)
 			if err != nil {
-				return fmt.Errorf("plot %s: %w", s.Name, err)
+				return nil, fmt.Errorf("plot %s: %w", s.Name, err)
 			}
 			l.Color, pts.Color = col, col
 			l.Width = vg.Points(1.5)
@@ -80,7 +123,7 @@ func WritePlotSVG(w io.Writer, p Plot) error {
 		} else {
 			sc, err := plotter.NewScatter(xys)
 			if err != nil {
-				return fmt.Errorf("plot %s: %w", s.Name, err)
+				return nil, fmt.Errorf("plot %s: %w", s.Name, err)
 			}
 			sc.Color = col
 			sc.Shape = draw.CircleGlyph{}
@@ -91,13 +134,7 @@ func WritePlotSVG(w io.Writer, p Plot) error {
 		drawn++
 	}
 	if drawn == 0 {
-		return fmt.Errorf("plot %q: no point to draw", p.Title)
+		return nil, fmt.Errorf("plot %q: no point to draw", p.Title)
 	}
-	// The SVG canvas directly, not pl.WriterTo(…, "svg"): that looks the
-	// format up among the backends the root package registers (EPS, PNG,
-	// PDF, TeX as well), which a build with the "minimal" tag leaves out.
-	c := vgsvg.New(8*vg.Inch, 5*vg.Inch)
-	pl.Draw(draw.New(c))
-	_, err := c.WriteTo(w)
-	return err
+	return pl, nil
 }

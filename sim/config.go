@@ -63,6 +63,11 @@ type Config struct {
 	// process of that many requests a second (exponential gaps from a PCG
 	// seeded with Seed, its own stream). It excludes Concurrency > 0.
 	RatePerS float64
+	// Burstiness, with RatePerS, draws the gaps between arrivals from a
+	// gamma distribution of that shape and mean 1/RatePerS, as vLLM bench's
+	// --burstiness: 1 (or 0) is the Poisson process, below 1 burstier, above
+	// 1 more even; the gaps' squared coefficient of variation is 1/Burstiness.
+	Burstiness float64
 	// RampMS spreads a closed loop's first Concurrency requests evenly over
 	// that many milliseconds (request k of them is sent at RampMS × (k + ½)
 	// / Concurrency), as a benchmark's clients start up; 0 sends them all
@@ -136,6 +141,12 @@ func (cfg Config) settle(src Source) (Config, loadMode, error) {
 	}
 	if cfg.RatePerS < 0 || math.IsNaN(cfg.RatePerS) || math.IsInf(cfg.RatePerS, 0) {
 		return cfg, 0, fmt.Errorf("rate: %g requests/s, want a finite rate above 0 (or 0 for none)", cfg.RatePerS)
+	}
+	if !(cfg.Burstiness >= 0) || math.IsInf(cfg.Burstiness, 0) || cfg.Burstiness > 1e6 || (cfg.Burstiness > 0 && cfg.Burstiness < 1e-3) {
+		return cfg, 0, fmt.Errorf("burstiness: %g, want a gamma shape between 0.001 and 1,000,000 (1 = Poisson), or 0 for Poisson", cfg.Burstiness)
+	}
+	if cfg.Burstiness > 0 && cfg.Burstiness != 1 && cfg.RatePerS <= 0 {
+		return cfg, 0, errors.New("burstiness: shapes the gaps of an open-loop rate; give RatePerS with it")
 	}
 	if !(cfg.RampMS >= 0) || math.IsInf(cfg.RampMS, 0) {
 		return cfg, 0, fmt.Errorf("ramp: %g ms, want a finite time ≥ 0", cfg.RampMS)

@@ -96,6 +96,39 @@ type Engine struct {
 	// ExactSteps times every decode iteration with Step instead of taking
 	// decode-only runs in stretches.
 	ExactSteps bool
+	// Observer, when set, is shown every completed request and every gap
+	// between a sequence's tokens (the figures vLLM bench computes its
+	// percentiles, TPOT and goodput from). The simulation does not depend
+	// on it. Run calls it from one goroutine; RunAll runs each policy in a
+	// goroutine of its own, so an Observer it shares must be safe for
+	// concurrent use.
+	Observer Observer
+}
+
+// Observer sees the timed simulation request by request (Engine.Observer).
+type Observer interface {
+	// Request is called once for each completed request.
+	Request(RequestTiming)
+	// Gaps is called for the gaps between tokens: n sequences each waited
+	// ms for their next token (one iteration's step).
+	Gaps(ms float64, n int)
+}
+
+// RequestTiming is one completed request: its lengths, its arrival (the
+// client's send) and its times to first and last token from there.
+type RequestTiming struct {
+	InputTokens, OutputTokens int
+	ArrivalMS                 float64
+	TTFTMS, E2EMS             float64
+}
+
+// TPOTMS is the request's time per output token after the first, (E2E −
+// TTFT) / (output − 1), as vLLM bench computes it; 0 for one output token.
+func (r RequestTiming) TPOTMS() float64 {
+	if r.OutputTokens < 2 {
+		return 0
+	}
+	return (r.E2EMS - r.TTFTMS) / float64(r.OutputTokens-1)
 }
 
 // Link is the path the KV of a disaggregated request crosses, in plain

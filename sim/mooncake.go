@@ -221,28 +221,40 @@ func (m *MooncakeReader) parse(b []byte, r *Request) error {
 	r.ArrivalMS = rec.ts
 	r.InputTokens = int(rec.in)
 	r.OutputTokens = int(rec.out)
-	ids := r.Blocks[:0]
+	r.Blocks = MooncakeBlocks(r.Blocks[:0], rec.ids, int(rec.in), m.bs)
+	return nil
+}
+
+// HashIDs is the last request's hash ids as the trace wrote them (one per
+// 512-token block); it is valid until the next call to Next.
+func (m *MooncakeReader) HashIDs() []uint64 { return m.rec.ids }
+
+// MooncakeBlocks appends to dst the chained block ids of a prompt of
+// inputTokens tokens whose 512-token blocks have the Mooncake hash ids
+// hashIDs, at blockSize tokens a block (a divisor of 512), as
+// MooncakeReader maps them (see its doc).
+func MooncakeBlocks(dst, hashIDs []uint64, inputTokens, blockSize int) []uint64 {
+	sub := MooncakeBlockTokens / blockSize
 	id := chainRoot
-	n := len(rec.ids)
-	for j, h := range rec.ids {
-		subs := m.sub
+	n := len(hashIDs)
+	for j, h := range hashIDs {
+		subs := sub
 		if j == n-1 {
-			subs = int(rec.in-int64(j)*MooncakeBlockTokens) / m.bs
+			subs = (inputTokens - j*MooncakeBlockTokens) / blockSize
 		}
-		if m.sub == 1 {
+		if sub == 1 {
 			if subs == 1 {
 				id = mix(id, h)
-				ids = append(ids, id)
+				dst = append(dst, id)
 			}
 			continue
 		}
 		for s := range subs {
 			id = mix(id, mix(h, uint64(s)))
-			ids = append(ids, id)
+			dst = append(dst, id)
 		}
 	}
-	r.Blocks = ids
-	return nil
+	return dst
 }
 
 // parseMooncakeFast parses the common shape of a line: one object with

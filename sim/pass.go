@@ -431,7 +431,11 @@ func (p *producer) prepare(req *Request, q *prepared, ids []uint64) error {
 	*q = prepared{arrivalMS: req.ArrivalMS, in: req.InputTokens, out: req.OutputTokens, n: len(ids)}
 	switch {
 	case p.rng != nil:
-		p.clock += p.rng.ExpFloat64() / p.cfg.RatePerS * 1000
+		if b := p.cfg.Burstiness; b > 0 && b != 1 {
+			p.clock += gammaVariate(p.rng, b) / b / p.cfg.RatePerS * 1000
+		} else {
+			p.clock += p.rng.ExpFloat64() / p.cfg.RatePerS * 1000
+		}
 		q.arrivalMS = p.clock
 	case p.mode == loadClosed:
 		// A closed loop sends when a client is free; only the first

@@ -36,6 +36,7 @@ type seq struct {
 
 	arrivalMS, waitFromMS, queueMS float64
 	firstMS, xferFromMS, xferMS    float64
+	lastMS                         float64 // its last token, for Engine.Observer's gaps
 }
 
 // known is the tokens of the sequence so far: the prompt and the output.
@@ -693,11 +694,26 @@ func (s *timedSim) endIteration(e *engine) {
 	e.busy = false
 	e.busyMS += e.endMS - e.startMS
 	now := s.nowMS
+	obs := s.eng.Observer
 	for i, si := range e.chunks {
 		sq := &s.seqs[si]
 		sq.kv += e.chunkN[i]
 		if sq.kv == sq.known() {
+			if obs != nil && sq.gen > 0 {
+				obs.Gaps(now-sq.lastMS, 1) // a preempted sequence's next token, after recomputing
+			}
 			s.sample(sq, now)
+		}
+	}
+	if obs != nil && len(e.decodes) > 0 {
+		// Each decoding sequence waits from its last token to the end of the
+		// first step; the stretch's later steps are shared by all of them.
+		t1 := e.startMS + stretchMS(1, e.d0, e.dd)
+		for _, si := range e.decodes {
+			obs.Gaps(t1-s.seqs[si].lastMS, 1)
+		}
+		for j := 1; j < e.k; j++ {
+			obs.Gaps(e.d0+float64(j)*e.dd, len(e.decodes))
 		}
 	}
 	for _, si := range e.decodes {
@@ -729,6 +745,7 @@ func (s *timedSim) endIteration(e *engine) {
 // prefill the router booked (on a prefill worker, handOff does).
 func (s *timedSim) sample(sq *seq, now float64) {
 	sq.gen++
+	sq.lastMS = now
 	if sq.gen == 1 && !(s.seqEngine(sq).role == rolePrefill) {
 		sq.firstMS = now
 		if sq.charge > 0 { // aggregated; a prefill worker's charge ends at handOff
@@ -816,6 +833,10 @@ func (s *timedSim) finish(e *engine, si int32) {
 	}
 	s.queue.add(sq.queueMS)
 	s.xfer.add(sq.xferMS)
+	if obs := s.eng.Observer; obs != nil {
+		obs.Request(RequestTiming{InputTokens: sq.in, OutputTokens: sq.out, ArrivalMS: sq.arrivalMS,
+			TTFTMS: sq.firstMS - sq.arrivalMS, E2EMS: now - sq.arrivalMS})
+	}
 	s.freeS = append(s.freeS, si)
 }
 

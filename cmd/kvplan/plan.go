@@ -14,16 +14,21 @@ import (
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
+	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/units"
+	"github.com/kvplan/kvplan/workload"
 )
 
 func planCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "plan",
-		Usage: "the cheapest deployment that meets a TTFT and ITL SLO at a request rate (or the highest rate N GPUs sustain)",
+		Usage: "the cheapest deployment that meets an SLO (TTFT, ITL, TPOT, E2E percentiles, goodput) at a request rate, a day's traffic, or the highest rate N GPUs sustain",
 		UsageText: `kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate 20 --ttft-p95 1000ms --itl-p95 50ms --gpu h100-sxm --link ib-ndr
    kvplan plan --model llama-3.1-8b --isl 1024 --osl 256 --rate 50 --ttft-p95 500ms --itl-p95 30ms --gpu h100-sxm,a100-80gb,l40s --link ib-ndr,100gbe -o json
    kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --gpus 16 --ttft-p95 1s --itl-p95 50ms --gpu h100-sxm --link ib-ndr
+   kvplan plan --model qwen3-32b --isl 2000 --osl 300 --rate 50 --ttft-p95 500ms --itl-p95 40ms --tpot 40ms --gpu l40s
+   kvplan plan --model llama-3.1-8b --lengths testdata/sim/conversation_excerpt.jsonl --rate 2 --ttft-p99 8s --tpot 50ms --goodput 0.9 --gpu h100-sxm
+   kvplan plan --model llama-3.1-70b --isl 4000 --osl 512 --rate-profile testdata/plan/day-profile.csv --ttft-p95 1s --tpot 45ms --gpu h100-sxm --plot day.svg
    kvplan plan ... --write-plan deploy/plan.toml --plot pareto.svg --explain
    kvplan plan ... --emit dynamo=deploy.yaml --emit vllm=serve.sh`,
 		Description: `Enumerates aggregated pools and disaggregated prefill/decode pools (each GPU
@@ -34,15 +39,20 @@ Poisson batch percentiles) and the KV transfer over the link with transfers in
 flight from the load, and ranks them by $/hour. The top candidates are
 replayed by the timed simulator (--verify) and both figures shown.
 Without --rate, --gpus N asks for the highest rate N GPUs sustain within the
-SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
-		Flags: withCommon(
+SLO, per mode. The SLO is any of --ttft-p50/p90/p95/p99, --itl-p50/p90/p95/p99,
+--tpot (mean), --tpot-p99, --e2e-p95 and --goodput (at least one); every
+target given is met analytically and, within 10%, in the simulator. --lengths
+or --isl-range-ratio size for a distribution of lengths, --burstiness or
+--arrivals trace for bursty arrivals, --rate-profile for a day (schedule,
+usd_per_day). Exit 1 when nothing meets the SLO (the closest is shown; with
+--rate-profile, at the peak period).`,
+		Flags: withCommon(flagGroups(flagList(
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "catalog model name or Hugging Face id (required; kvplan models list)"},
-			inputTokensFlag(0, "input (prompt) tokens per request (required)", "isl"),
-			outputTokensFlag(0, "output tokens per request (required)", "osl"),
-			&cli.StringFlag{Name: "rate", Usage: "requests per second to serve (Poisson arrivals)"},
+			inputTokensFlag(0, "input (prompt) tokens per request (required without --lengths)", "isl"),
+			outputTokensFlag(0, "output tokens per request (required without --lengths)", "osl"),
+			&cli.StringFlag{Name: "rate", Usage: "requests per second to serve (Poisson arrivals unless --burstiness or --arrivals trace)"},
 			&cli.IntFlag{Name: "gpus", Usage: "without --rate: the GPUs to fill; the answer is the highest rate they sustain"},
-			&cli.StringFlag{Name: "ttft-p95", Usage: "SLO on the 95th percentile of time to first token, e.g. 1000ms, 1s (required)"},
-			&cli.StringFlag{Name: "itl-p95", Usage: "SLO on the 95th percentile of inter-token latency, e.g. 50ms (required)"},
+		), sloFlags(), workloadFlags(), flagList(
 			&cli.StringSliceFlag{Name: "gpu", Usage: "GPUs to consider, comma-separated (kvplan gpus list; default " + defaultGPU + ")"},
 			&cli.StringSliceFlag{Name: "link", Usage: "links between prefill and decode pools, comma-separated (kvplan links list); none: aggregated only"},
 			&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "serving engine: vllm, sglang or trtllm"},
@@ -71,8 +81,8 @@ SLO, per mode. Exit 1 when nothing meets the SLO (the closest is shown).`,
 			&cli.StringSliceFlag{Name: "emit", Usage: "write the best deployment as FORMAT=FILE, repeatable; FORMAT: " + strings.Join(manifest.EmitFormats, ", ") + " (kvplan check reads each back)"},
 			&cli.IntFlag{Name: "candidate", Usage: "with --write-plan or --emit: write the Nth ranked candidate (the table's #N) instead of the best"},
 			&cli.BoolFlag{Name: "force", Usage: "with --write-plan, --emit or --plot: replace an existing file"},
-			&cli.StringFlag{Name: "plot", Usage: "write an SVG of output tokens/s per GPU against tokens/s per user (Pareto front) per mode"},
-		),
+			&cli.StringFlag{Name: "plot", Usage: "write an SVG: output tokens/s per GPU against per user (Pareto front) per mode, or with --rate-profile the day's rate, GPUs and $/hour; above the best's latency percentiles beside their targets"},
+		))...),
 		Action: runPlan,
 	}
 }
@@ -88,14 +98,14 @@ type planResultJSON struct {
 }
 
 func runPlan(c *cli.Context) error {
-	if err := required(c, "model", "ttft-p95", "itl-p95"); err != nil {
+	if err := required(c, "model"); err != nil {
 		return err
 	}
 	cat, err := loadCatalog(c)
 	if err != nil {
 		return err
 	}
-	q, err := planQuery(c, cat)
+	q, profile, err := planQuery(c, cat)
 	if err != nil {
 		return err
 	}
@@ -116,7 +126,12 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := capacity.Search(*q)
+	var res *capacity.Result
+	if profile != nil {
+		res, err = capacity.PlanDay(*q, profile)
+	} else {
+		res, err = capacity.Search(*q)
+	}
 	if err != nil {
 		return err
 	}
@@ -158,8 +173,24 @@ func runPlan(c *cli.Context) error {
 	return nil
 }
 
-// planQuery turns the flags into a capacity query.
-func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
+// planQuery turns the flags into a capacity query, and reads the rate
+// profile when one is given.
+func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, *workload.Profile, error) {
+	q, err := planQueryOf(c, cat)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := planDay(c, cat, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := q.Check(); err != nil {
+		return nil, nil, fmt.Errorf("plan: %w", err)
+	}
+	return q, p, nil
+}
+
+func planQueryOf(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	em := planEngine(cat)
 	q := &capacity.Query{Timers: em.Timers}
 	var err error
@@ -176,13 +207,20 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 		return nil, err
 	}
 	q.SeparatePrefill = em.SeparatePrefill != nil && em.SeparatePrefill(q.Engine.Name)
-	if q.InputTokens, err = positive(c, flagInputTokens, false); err != nil {
-		return nil, err
+	if c.String("lengths") == "" {
+		if q.InputTokens, err = positive(c, flagInputTokens, false); err != nil {
+			return nil, err
+		}
+		if q.OutputTokens, err = positive(c, flagOutputTokens, false); err != nil {
+			return nil, err
+		}
+		if c.String("isl-range-ratio") == "" && c.String("osl-range-ratio") == "" {
+			if err := withinContext(c, q.Model, "--input-tokens + --output-tokens", q.InputTokens+q.OutputTokens); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if q.OutputTokens, err = positive(c, flagOutputTokens, false); err != nil {
-		return nil, err
-	}
-	if err := withinContext(c, q.Model, "--input-tokens + --output-tokens", q.InputTokens+q.OutputTokens); err != nil {
+	if err := planWorkload(c, q); err != nil {
 		return nil, err
 	}
 	if s := c.String("rate"); s != "" {
@@ -196,10 +234,7 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	if q.GPUs, err = positive(c, "gpus", true); err != nil {
 		return nil, err
 	}
-	if q.TTFTP95MS, err = sloFlag(c, "ttft-p95"); err != nil {
-		return nil, err
-	}
-	if q.ITLP95MS, err = sloFlag(c, "itl-p95"); err != nil {
+	if q.SLO, err = planSLO(c); err != nil {
 		return nil, err
 	}
 	names := splitList(c.StringSlice("gpu"))
@@ -253,9 +288,6 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 	if err := pricingFlags(c, cat, q); err != nil {
 		return nil, err
 	}
-	if err := q.Check(); err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
 	return q, nil
 }
 
@@ -308,15 +340,29 @@ func splitList(vs []string) []string {
 // planDoc lays the best candidates side by side.
 func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 	doc := &report.Doc{}
-	slo := fmt.Sprintf("TTFT p95 ≤ %s, ITL p95 ≤ %s", units.MS(q.TTFTP95MS), units.MS(q.ITLP95MS))
+	slo := sloText(q.SLO)
+	lengths := fmt.Sprintf("%d in, %d out", q.InputTokens, q.OutputTokens)
+	if w := res.Workload; w != nil && q.Workload != nil {
+		lengths = fmt.Sprintf("%d requests' lengths (mean %.0f in, %.0f out; p99 %d in)", w.Requests, w.InputTokens.Mean, w.OutputTokens.Mean, w.InputTokens.P99)
+	}
+	switch {
+	case q.TraceArrivals:
+		lengths += ", arrivals as the trace's"
+	case q.Burstiness > 0 && q.Burstiness != 1:
+		lengths += fmt.Sprintf(", bursty arrivals (gamma, shape %g)", q.Burstiness)
+	}
 	if res.Question == capacity.QuestionMaxRate {
-		doc.Title = fmt.Sprintf("Highest rate %d GPUs sustain: %s, %d in, %d out, %s", q.GPUs, res.Model, q.InputTokens, q.OutputTokens, slo)
+		doc.Title = fmt.Sprintf("Highest rate %d GPUs sustain: %s, %s, %s", q.GPUs, res.Model, lengths, slo)
 	} else {
-		doc.Title = fmt.Sprintf("Cheapest deployment of %s at %.4g requests/s: %d in, %d out, %s", res.Model, q.RatePerS, q.InputTokens, q.OutputTokens, slo)
+		doc.Title = fmt.Sprintf("Cheapest deployment of %s at %.4g requests/s: %s, %s", res.Model, q.RatePerS, lengths, slo)
 	}
 	cols := sideBySide(res, top)
 	if len(cols) > 0 {
-		doc.Sections = append(doc.Sections, candidateSection(cols))
+		doc.Sections = append(doc.Sections, candidateSection(cols, q.SLO))
+	}
+	if d := res.DayPlan; d != nil {
+		doc.Title = fmt.Sprintf("A day of %s: %s's traffic (peak %.4g requests/s at %s), %s, %s", res.Model, d.Profile, q.RatePerS, d.Peak, lengths, slo)
+		doc.Sections = append(doc.Sections, daySection(d))
 	}
 	if len(res.Lost) > 0 {
 		sec := report.Section{Title: "Offered but not chosen", Header: []string{"offered", "lost on", "why"}}
@@ -326,6 +372,14 @@ func planDoc(q *capacity.Query, res *capacity.Result, top int) *report.Doc {
 		doc.Sections = append(doc.Sections, sec)
 	}
 	doc.Notes = append(doc.Notes, "Verdict: "+res.Verdict+".")
+	if d := res.DayPlan; d != nil {
+		doc.Notes = append(doc.Notes, dayNotes(d)...)
+	}
+	if len(cols) > 0 {
+		for _, n := range cols[0].c.PercentileNotes {
+			doc.Notes = append(doc.Notes, "Percentiles: "+n+".")
+		}
+	}
 	for _, col := range cols {
 		if s := col.c.Simulated; s != nil && s.Disagree {
 			doc.Notes = append(doc.Notes, fmt.Sprintf("The simulator disagrees on %s by more than 20%%: TTFT p95 %s analytic vs %s simulated (%+.0f%%), ITL mean %s vs %s (%+.0f%%).",
@@ -398,7 +452,20 @@ func sideBySide(res *capacity.Result, top int) []column {
 	return cols
 }
 
-func candidateSection(cols []column) report.Section {
+// sloText says the targets: "TTFT p95 ≤ 500.0 ms, ITL p95 ≤ 40.00 ms, TPOT mean ≤ 40.00 ms".
+func sloText(s slo.SLO) string {
+	var parts []string
+	for _, g := range s.Given() {
+		if g.Metric == slo.Goodput {
+			parts = append(parts, fmt.Sprintf("goodput ≥ %.4g%% (%s)", g.Value*100, s.PerRequestString()))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s ≤ %s", g.Label(), units.MS(g.Value)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func candidateSection(cols []column, target slo.SLO) report.Section {
 	header := []string{"figure"}
 	for _, col := range cols {
 		header = append(header, col.label)
@@ -442,6 +509,21 @@ func candidateSection(cols []column) report.Section {
 	row("ITL p95 (mean)", func(c *capacity.Candidate) string {
 		return fmt.Sprintf("%s (%s)", msOrDash(c.ITLP95MS), msOrDash(c.ITLMeanMS))
 	})
+	// Every other target beside its predicted value.
+	for _, g := range target.Given() {
+		if g.JSON == "ttft_p95_ms" || g.JSON == "itl_p95_ms" {
+			continue
+		}
+		g := g
+		label := fmt.Sprintf("%s (target ≤ %s)", g.Label(), units.MS(g.Value))
+		if g.Metric == slo.Goodput {
+			label = fmt.Sprintf("goodput (target ≥ %.4g%%)", g.Value*100)
+		}
+		row(label, func(c *capacity.Candidate) string {
+			v, ok := c.Figure(g.Target)
+			return figureText(g.Target, v, ok && v > 0)
+		})
+	}
 	row("KV transfer mean (p95)", func(c *capacity.Candidate) string {
 		if c.Mode != capacity.ModeDisaggregated {
 			return "-"
@@ -467,7 +549,41 @@ func candidateSection(cols []column) report.Section {
 		}
 		return fmt.Sprintf("%s (%+.0f%%)", units.MS(c.Simulated.ITLMeanMS), c.Simulated.ITLDiff*100)
 	})
+	for _, g := range target.Given() {
+		if g.JSON == "ttft_p95_ms" {
+			continue
+		}
+		g := g
+		row("simulated "+g.Label(), func(c *capacity.Candidate) string {
+			if c.Simulated == nil {
+				return "-"
+			}
+			v, ok := c.Simulated.Figure(g.Target)
+			return figureText(g.Target, v, ok)
+		})
+	}
+	row("simulated meets SLO", func(c *capacity.Candidate) string {
+		switch {
+		case c.Simulated == nil:
+			return "-"
+		case c.Simulated.MeetsSLO:
+			return "yes"
+		}
+		return "no: " + c.Simulated.Misses
+	})
 	return report.Section{Title: "Candidates", Header: header, Rows: rows}
+}
+
+// figureText prints a figure of target t: a goodput as a percentage, a
+// time in ms; "-" when there is none.
+func figureText(t slo.Target, v float64, ok bool) string {
+	switch {
+	case !ok:
+		return "-"
+	case t.Metric == slo.Goodput:
+		return fmt.Sprintf("%.1f%%", v*100)
+	}
+	return units.MS(v)
 }
 
 func usd(v *float64) string { return units.USDOrUnknown(v) }
@@ -495,4 +611,64 @@ func msOrDash(v float64) string {
 		return "-"
 	}
 	return units.MS(v)
+}
+
+// daySection is the schedule: a row per period.
+func daySection(d *capacity.DayPlan) report.Section {
+	rows := [][]string{}
+	for _, p := range d.Schedule {
+		var pools []string
+		for _, pl := range p.Pools {
+			pools = append(pools, fmt.Sprintf("%d × tp%d %s %s", pl.Workers, pl.TP, pl.GPU, pl.Role))
+		}
+		meets := "yes"
+		if !p.MeetsSLO {
+			meets = "no"
+		}
+		up := p.ScaleUpFrom
+		if up == "" {
+			up = "-"
+		}
+		rows = append(rows, []string{p.Start, fmt.Sprintf("%.4g", p.RatePerS), strings.Join(pools, " + "), strconv.Itoa(p.GPUs), usd(p.USDPerHour), meets, up})
+	}
+	return report.Section{Title: "Day schedule", Header: []string{"start", "requests/s", "workers", "GPUs", "$/hour", "meets SLO", "scale up from"}, Rows: rows}
+}
+
+// dayNotes say what the day costs against the peak all day, and the lead
+// time the schedule plans ahead by.
+func dayNotes(d *capacity.DayPlan) []string {
+	var out []string
+	if d.USDPerDay != nil && d.USDPerDayStaticPeak != nil {
+		s := fmt.Sprintf("Day: %s a day following the traffic against %s with the peak's deployment all day", usd(d.USDPerDay), usd(d.USDPerDayStaticPeak))
+		if d.Saving != nil {
+			s += fmt.Sprintf(" (%.0f%% less)", *d.Saving*100)
+		}
+		out = append(out, s+".")
+	} else {
+		out = append(out, "Day: the cost per day is unknown (a price is unknown).")
+	}
+	lt := d.LeadTime
+	s := fmt.Sprintf("Scale-up lead time %.0f s: each period's added workers start that long before it", lt.S)
+	if lt.LoadBytesPerS > 0 {
+		s += fmt.Sprintf(" (%s of weights per rank at %s = %.1f s, then %.1f s of warm-up; %s)", units.Bytes(lt.WeightsBytesPerRank), units.Rate(lt.LoadBytesPerS), lt.LoadS, lt.WarmupS, lt.Source)
+	} else {
+		s += " (" + lt.Source + ")"
+	}
+	out = append(out, s+".")
+	for _, n := range d.Notes {
+		out = append(out, "Day: "+n+".")
+	}
+	return out
+}
+
+// flagList is its flags as a slice, and flagGroups the groups one after
+// the other: a command's flags spliced from groups.
+func flagList(fs ...cli.Flag) []cli.Flag { return fs }
+
+func flagGroups(groups ...[]cli.Flag) []cli.Flag {
+	var out []cli.Flag
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
 }

@@ -51,7 +51,7 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 	}
 	c.TTFTP95MS, c.TTFTMeanMS = finite(e.ttftP95MS), finite(e.ttftMeanMS)
 	c.ITLP95MS, c.ITLMeanMS = finite(e.itlP95MS), finite(e.itlMeanMS)
-	c.TPOTMeanMS = c.ITLMeanMS // one output length for every request: the mean of per-request TPOT is the mean ITL
+	q.fillPercentiles(c, e)
 	if s.mode == ModeDisaggregated {
 		c.TransferMS, c.TransferP95MS, c.LinkUtil = finite(e.transfer.meanMS), finite(e.transfer.p95MS), finite(e.transfer.util)
 	}
@@ -97,14 +97,7 @@ func (q *Query) misses(e *evaluation) string {
 		}
 		return fmt.Sprintf("meets the SLO only with %d GPUs, more than --max-gpus %d", gpus, q.MaxGPUs)
 	}
-	var out []string
-	if e.ttftP95MS > q.TTFTP95MS {
-		out = append(out, fmt.Sprintf("TTFT p95 %.0f ms > %.0f ms (+%.0f%%)", e.ttftP95MS, q.TTFTP95MS, (e.ttftP95MS/q.TTFTP95MS-1)*100))
-	}
-	if e.itlP95MS > q.ITLP95MS {
-		out = append(out, fmt.Sprintf("ITL p95 %.1f ms > %.1f ms (+%.0f%%)", e.itlP95MS, q.ITLP95MS, (e.itlP95MS/q.ITLP95MS-1)*100))
-	}
-	return strings.Join(out, "; ")
+	return strings.Join(q.missesSLO(e), "; ")
 }
 
 // verdict is one sentence: which mode wins and why.
@@ -218,15 +211,28 @@ func (c *Candidate) Describe() string { return describe(c) }
 
 // assumptions lists what every figure of the search assumes.
 func assumptions(q *Query) []string {
+	arrivals := "requests arrive as a Poisson process at the rate"
+	switch {
+	case q.TraceArrivals:
+		arrivals = fmt.Sprintf("requests arrive as the trace's timestamps say: its gaps' squared coefficient of variation %.3g enters the queues (c_a²; Poisson is 1)", q.cv2())
+	case q.Burstiness > 0 && q.Burstiness != 1:
+		arrivals = fmt.Sprintf("requests arrive with gamma-distributed gaps of shape %g (vLLM bench's --burstiness): c_a² = 1/%g = %.3g in the queues", q.Burstiness, q.Burstiness, q.cv2())
+	}
+	lengths := fmt.Sprintf("every request %d tokens in and %d out", q.InputTokens, q.OutputTokens)
+	if q.Workload != nil {
+		lengths = q.workloadText() + "; an aggregated worker's prefill wait is the M/G/1 one of the classes' prompt times (Pollaczek–Khinchine, scaled to G/G/1 by Kingman), a prefill pool's sees their variance, the seats the variance of each class's hold, and max_model_len is the longest request's"
+	}
 	a := []string{
-		"requests arrive as a Poisson process at the rate, every request " + fmt.Sprintf("%d tokens in and %d out", q.InputTokens, q.OutputTokens),
+		arrivals + ", " + lengths,
 		routingAssumption(q),
 		"decode batch by Little's law (rate × (output tokens − 1) × ITL), a sequence seeing 1 + Poisson(batch) sequences in its iterations",
-		"TTFT p95 = Σ parts' means + √Σ (part p95 − mean)²: frontend, queue, prefill, transfer, seat wait, first step, taken as independent",
+		"TTFT p95 = Σ parts' means + √Σ (part p95 − mean)²: frontend, queue, prefill, transfer, seat wait, first step, taken as independent (every other TTFT and E2E percentile likewise)",
 		fmt.Sprintf("workers start with %s and max_model_len %d; KV seats reserve the blocks of a whole request", engineFraction(q.Engine), q.maxModelLen()),
 		"disaggregated: every request's prompt KV crosses the link (the decode side holds none of it); the rate is spread over min(prefill, decode) worker pairs, each over its own path",
 	}
 	switch {
+	case q.PrefixRouting == "kv":
+		a = append(a, "KV-aware routing finds each request's leading prompt blocks that an earlier request of the trace began with (an unbounded prefix cache: an upper bound on reuse; the simulator replays the trace's blocks with the workers' real slots)")
 	case q.CachedFraction > 0:
 		a = append(a, fmt.Sprintf("%.0f%% of every prompt is found in the prefix cache", q.CachedFraction*100))
 	case q.Prefixes > 0:
@@ -247,7 +253,7 @@ func engineFraction(e *catalog.Engine) string {
 }
 
 func routingAssumption(q *Query) string {
-	if q.CachedFraction > 0 || q.Prefixes > 0 {
+	if q.CachedFraction > 0 || q.Prefixes > 0 || q.PrefixRouting == "kv" {
 		return "Dynamo's KV router (prefix reuse): it places by overlap and KV blocks, not by prefill backlog, so an aggregated worker's prefill queue is M/G/1 at its share of the rate; a prefill pool, whose blocks are its backlog, waits like one M/G/c queue"
 	}
 	return "round-robin routing: an aggregated worker's prefill queue is G/G/1 with Erlang-n arrivals (c_a² = 1/workers); a prefill pool waits like one M/G/c queue. Dynamo's least-loaded and KV routers, which weigh each worker's requests and prefill backlog, queue prefill about as well in the timed simulator"

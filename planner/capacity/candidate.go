@@ -65,18 +65,35 @@ type Pool struct {
 }
 
 // Simulated is the timed simulator's figures for a candidate at the same
-// rate, and how far the analytic figures are from them.
+// rate, and how far the analytic figures are from them. Percentiles are
+// nearest-rank over the simulated requests (TTFT, TPOT, E2E: each request
+// once) or over every gap between tokens (ITL), the frontend's overhead
+// added to TTFT and E2E.
 type Simulated struct {
-	Requests       int     `json:"requests"`          // completed
-	Rejected       int     `json:"rejected_requests"` // could never run
-	TTFTP95MS      float64 `json:"ttft_p95_ms"`       // log-linear between the simulator's p90 and p99
-	TTFTP90MS      float64 `json:"ttft_p90_ms"`
-	TTFTP99MS      float64 `json:"ttft_p99_ms"`
-	ITLMeanMS      float64 `json:"itl_mean_ms"` // the simulator's mean TPOT
-	TPOTP90MS      float64 `json:"tpot_p90_ms"`
-	TransferMeanMS float64 `json:"transfer_mean_ms,omitempty"`
-	TTFTDiff       float64 `json:"ttft_p95_diff"` // (analytic − simulated) / simulated
-	ITLDiff        float64 `json:"itl_mean_diff"`
-	Disagree       bool    `json:"disagree"` // |diff| > 20% on either
-	Note           string  `json:"note,omitempty"`
+	Requests       int      `json:"requests"`                        // completed
+	Rejected       int      `json:"rejected_requests"`               // could never run
+	OverContext    int      `json:"requests_over_context,omitempty"` // the workload's requests longer than the model's context, not replayed
+	TTFTP50MS      float64  `json:"ttft_p50_ms"`
+	TTFTP90MS      float64  `json:"ttft_p90_ms"`
+	TTFTP95MS      float64  `json:"ttft_p95_ms"`
+	TTFTP99MS      float64  `json:"ttft_p99_ms"`
+	ITLP50MS       float64  `json:"itl_p50_ms"`
+	ITLP90MS       float64  `json:"itl_p90_ms"`
+	ITLP95MS       float64  `json:"itl_p95_ms"`
+	ITLP99MS       float64  `json:"itl_p99_ms"`
+	ITLMeanMS      float64  `json:"itl_mean_ms"` // the mean gap between tokens
+	TPOTMeanMS     float64  `json:"tpot_mean_ms"`
+	TPOTP90MS      float64  `json:"tpot_p90_ms"`
+	TPOTP99MS      float64  `json:"tpot_p99_ms"`
+	E2EP95MS       float64  `json:"e2e_p95_ms"`
+	Goodput        *float64 `json:"goodput"` // null when the SLO names no per-request target
+	TransferMeanMS float64  `json:"transfer_mean_ms,omitempty"`
+	TTFTDiff       float64  `json:"ttft_p95_diff"` // (analytic − simulated) / simulated
+	ITLDiff        float64  `json:"itl_mean_diff"`
+	Disagree       bool     `json:"disagree"` // |diff| > 20% on either
+	// MeetsSLO: every target within 10% in the simulation (the analytic
+	// figure meeting it); Misses says which are not.
+	MeetsSLO bool   `json:"meets_slo"`
+	Misses   string `json:"misses,omitempty"`
+	Note     string `json:"note,omitempty"`
 }

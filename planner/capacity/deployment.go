@@ -9,9 +9,9 @@ import (
 )
 
 // ForDeployment computes, for a plan with workload.request_rate, what each
-// of its pools carries within the plan's SLO (taken as p95 targets, as
-// `kvplan plan` writes them; a plan without an SLO is held to stability
-// only), with the same figures `kvplan plan` sizes with, and stores them in
+// of its pools carries within the plan's SLO (every target of its [slo],
+// as `kvplan plan` sizes for them; a plan without an SLO is held to
+// stability only), with the same figures `kvplan plan` sizes with, and stores them in
 // PoolPlan.Capacity. The pools are taken as planned: their GPU, tp,
 // workers, engine limits and KV slots from the memory model. A pool whose
 // engine model cannot be built is left without figures, and so are plans
@@ -23,16 +23,17 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 	if w.RequestRate <= 0 || w.InputTokens < 1 || w.OutputTokens < 1 {
 		return nil, nil
 	}
+	// The plan's [slo] as kvplan plan sizes against it: every target it
+	// names (slo.SLO), through the same evaluation.
+	target := p.SLO
+	target.Normalize()
 	q := &Query{Model: dep.Model, Engine: dep.Engine, InputTokens: w.InputTokens, OutputTokens: w.OutputTokens,
-		RatePerS: w.RequestRate, TTFTP95MS: p.SLO.TTFTMS, ITLP95MS: p.SLO.ITLMS, Links: nil,
+		RatePerS: w.RequestRate, SLO: target, TTFTP95MS: target.TTFTMS, ITLP95MS: target.ITLMS, Links: nil,
 		Prefixes: w.Prefixes, PrefixTokens: w.PrefixTokens, FrontendMS: planner.DefaultFrontendMS, Timers: em.Timers,
 		SeparatePrefill: em.separate(dep.Engine.Name), Instances: dep.Instances()}
-	slo := sloText(q.TTFTP95MS, q.ITLP95MS)
-	if q.TTFTP95MS <= 0 {
-		q.TTFTP95MS = maxSLOMS
-	}
-	if q.ITLP95MS <= 0 {
-		q.ITLP95MS = maxSLOMS
+	slo := target.String() // "" for no target: held to stability only
+	if target.Empty() {
+		slo = ""
 	}
 	if q.Prefixes > 0 && (q.PrefixTokens <= 0 || q.PrefixTokens >= q.InputTokens) {
 		q.Prefixes, q.PrefixTokens = 0, 0
@@ -134,20 +135,6 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 	return notes, nil
 }
 
-// sloText names the objectives a capacity is held to: "TTFT p95 ≤ 1000
-// ms, ITL p95 ≤ 50 ms", one of them, or "" for none (stability only).
-func sloText(ttftP95MS, itlP95MS float64) string {
-	switch {
-	case ttftP95MS <= 0 && itlP95MS <= 0:
-		return "" // no [slo]: held to stability only
-	case ttftP95MS <= 0:
-		return fmt.Sprintf("ITL p95 ≤ %g ms", itlP95MS)
-	case itlP95MS <= 0:
-		return fmt.Sprintf("TTFT p95 ≤ %g ms", ttftP95MS)
-	}
-	return fmt.Sprintf("TTFT p95 ≤ %g ms, ITL p95 ≤ %g ms", ttftP95MS, itlP95MS)
-}
-
 // atLoad is a candidate's figures as a deployment's LoadResult.
 func atLoad(q *Query, c *Candidate, slo string) *planner.LoadResult {
 	workers := make([]int, len(c.Pools))
@@ -185,7 +172,7 @@ func (q *Query) planShape(dep *planner.Deployment, set []*planner.PoolPlan) (*sh
 			maxModelLen: mp.MaxModelLen, block: mp.BlockSize, slots: mp.KVSlotsTokens, timer: timer, note: note,
 			memory: mp, models: map[int]*openloop.Worker{}}
 		r.usd, r.priceSource, r.priceOK = q.perGPU(pp.GPU, pp.TP)
-		need := int64(q.InputTokens + q.OutputTokens)
+		need := int64(q.largestRequest())
 		r.fits = mp.ModelFits && r.slots >= need
 		if !r.fits {
 			r.memoryWhy = fmt.Sprintf("pool %s: the weights leave no room for one request's KV", pp.Name)

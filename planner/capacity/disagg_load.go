@@ -7,6 +7,7 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
+	"github.com/kvplan/kvplan/slo"
 )
 
 // Load sources of a DisaggAtLoad.
@@ -23,7 +24,7 @@ const (
 // kvplan plan's question.
 func (q *Query) disaggAtLoad(s *shape, workers []int, rate float64, source string) (*planner.DisaggAtLoad, error) {
 	st := *q
-	st.TTFTP95MS, st.ITLP95MS = maxSLOMS, maxSLOMS
+	st.SLO, st.TTFTP95MS, st.ITLP95MS = slo.SLO{}, 0, 0 // stability only
 	d := s.roles[1]
 	a := &planner.DisaggAtLoad{RequestsPerS: rate, LoadSource: source, AggWorkers: max(1, s.gpus(workers)/d.tp)}
 	split := st.evaluate(s, workers, rate)
@@ -64,7 +65,7 @@ func DisaggAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS fl
 		return nil, fmt.Errorf("the comparison at a load needs at least one output token")
 	}
 	q := &Query{Model: sc.Model, Engine: engine, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens,
-		TTFTP95MS: maxSLOMS, ITLP95MS: maxSLOMS, FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
+		FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
 		SeparatePrefill: em.separate(engine.Name)}
 	dtp := sc.DecodeTP
 	if dtp == 0 {
@@ -105,7 +106,7 @@ func DisaggAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS fl
 // by Little's law: c = rate × (mean TTFT + (output − 1) × mean ITL).
 func (q *Query) rateOfConcurrency(s *shape, workers []int, c int) (float64, error) {
 	st := *q
-	st.TTFTP95MS, st.ITLP95MS = maxSLOMS, maxSLOMS
+	st.SLO, st.TTFTP95MS, st.ITLP95MS = slo.SLO{}, 0, 0 // stability only
 	lo, hi := 0.0, 0.0
 	inFlight := func(rate float64) float64 {
 		e := st.evaluate(s, workers, rate)
@@ -149,16 +150,15 @@ func SizeAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS, ttf
 	case !(ratePerS > 0) || ratePerS > maxRate:
 		return nil, fmt.Errorf("rate %g requests/s: must be above 0 and at most %d", ratePerS, maxRate)
 	}
-	slo := sloText(ttftP95MS, itlP95MS)
+	target := slo.SLO{TTFTMS: max(0, ttftP95MS), ITLMS: max(0, itlP95MS)} // 0 = no such target, as in a plan file's [slo]
+	target.Normalize()
+	sloName := target.String()
+	if target.Empty() {
+		sloName = "" // stability only
+	}
 	q := &Query{Model: sc.Model, Engine: engine, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens, RatePerS: ratePerS,
-		TTFTP95MS: ttftP95MS, ITLP95MS: itlP95MS, FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
+		SLO: target, TTFTP95MS: target.TTFTMS, ITLP95MS: target.ITLMS, FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
 		SeparatePrefill: em.separate(engine.Name)}
-	if q.TTFTP95MS <= 0 {
-		q.TTFTP95MS = maxSLOMS
-	}
-	if q.ITLP95MS <= 0 {
-		q.ITLP95MS = maxSLOMS
-	}
 	dtp := sc.DecodeTP
 	if dtp == 0 {
 		dtp = sc.TP
@@ -187,7 +187,7 @@ func SizeAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS, ttf
 		return nil, fmt.Errorf("no worker count of these GPUs can be sized (more than %d GPUs per role)", maxWorkers)
 	}
 	a := &planner.DisaggAtLoad{RequestsPerS: ratePerS, LoadSource: LoadFromRate, AggWorkers: ca.Pools[0].Workers,
-		Split: atLoad(q, cs, slo), Aggregated: atLoad(q, ca, slo), AggCarries: ca.MeetsSLO, DisaggCarries: cs.MeetsSLO}
+		Split: atLoad(q, cs, sloName), Aggregated: atLoad(q, ca, sloName), AggCarries: ca.MeetsSLO, DisaggCarries: cs.MeetsSLO}
 	if cs.MeetsSLO {
 		a.ITLDisaggMS, a.TTFTDisaggP95MS, a.TransferMS = cs.ITLMeanMS, cs.TTFTP95MS, cs.TransferMS
 	}
@@ -199,7 +199,7 @@ func SizeAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS, ttf
 		a.TransferExceedsGain = a.TransferMS >= a.DecodeStallFreedMS
 	}
 	a.Note = "each side sized as kvplan plan sizes it: the fewest workers (the split: the cheapest prefill and decode counts) that carry the rate within " +
-		map[bool]string{true: "the SLO given", false: "stability alone (no --ttft-p95 or --itl-p95)"}[slo != ""] +
+		map[bool]string{true: "the SLO given", false: "stability alone (no --ttft-p95 or --itl-p95)"}[sloName != ""] +
 		"; aggregated on the decode GPU at the decode tp with the engine's default chunk budget (kvplan plan also tries smaller chunks and other tp)"
 	return a, nil
 }

@@ -22,15 +22,18 @@ type evaluation struct {
 	itlMeanMS, itlP95MS   float64
 	ttftParts             []part // the terms of TTFT p95, in order
 
-	ok    bool   // meets both SLOs
-	limit string // why not (or "" when ok)
-	worst float64
-}
+	// The decoding pool's worker and its load, for the percentiles of ITL
+	// and TPOT; its decode distribution, built when a figure needs it.
+	decoder   *openloop.Worker
+	decodeLd  openloop.Load
+	prefills  bool // the decoding worker prefills too (aggregated)
+	decodeDst *decodeDist
 
-// part is one term of TTFT.
-type part struct {
-	name          string
-	meanMS, p95MS float64
+	ok     bool      // meets every target of the SLO
+	limit  string    // why not (or "" when ok)
+	worst  float64   // the largest figure / target ratio
+	figs   []float64 // per target of q.SLO.Given(), its figure (judge)
+	figBuf [16]float64
 }
 
 // gpus is the GPU count of the shape at the given worker counts.
@@ -67,7 +70,9 @@ func (q *Query) evaluate(s *shape, workers []int, rate float64) *evaluation {
 // running requests hold, the second with the slots left over for prefixes.
 func (q *Query) holderHits(s *shape, r *role, workers int, rate float64, inUse func(*openloop.Worker) float64) ([]openloop.Hit, float64) {
 	if q.CachedFraction == 0 && q.Prefixes == 0 {
-		return nil, 0
+		// A trace's own prefixes (--prefix-routing kv): the share of its
+		// requests that find some of their prompt cached.
+		return nil, q.traceHit
 	}
 	used := 0.0
 	if q.Prefixes > 0 {
@@ -89,7 +94,7 @@ func (q *Query) evalAggregated(s *shape, e *evaluation) {
 	hits, hp := q.holderHits(s, r, n, e.rate, func(w *openloop.Worker) float64 { return w.Solve(per).SlotsInUse })
 	e.hit = hp
 	w := s.worker(q, r, hits)
-	ld := w.Solve(per)
+	ld := w.SolveWith(per, q.cv2())
 	e.loads = []openloop.Load{ld}
 	if !ld.Stable {
 		e.limit = ld.Limit
@@ -100,21 +105,35 @@ func (q *Query) evalAggregated(s *shape, e *evaluation) {
 	// are Erlang-n, c_a² = 1/n (G/G/1, Kingman); with prefix reuse Dynamo's
 	// KV router places by overlap and KV blocks, not by prefill backlog, so
 	// the worker sees Poisson arrivals (M/G/1) at its share of the rate.
-	ca2 := 1 / float64(n)
-	if q.CachedFraction > 0 || q.Prefixes > 0 {
-		ca2 = 1
+	ca2 := q.cv2() / float64(n)
+	if q.CachedFraction > 0 || q.Prefixes > 0 || q.PrefixRouting == "kv" {
+		ca2 = q.cv2()
 	}
 	e.prefill = openloop.Queue{RatePerS: per, Servers: 1, ServiceMS: ld.Prefill.PackedMS, ServiceCV2: ld.Prefill.PackedCV2, ArrivalCV2: ca2}.Wait()
 	if !e.prefill.Stable {
 		e.limit = openloop.LimitPrefill
 		return
 	}
+	e.decoder, e.decodeLd, e.prefills = w, ld, true
+	pq, adm := e.prefill, ld.Admission
+	pqAt := pq.Quantile
+	if q.classes != nil {
+		// Prompts of many lengths: the wait's tail from the prompts' own
+		// service times (Pollaczek–Khinchine), not an exponential.
+		if d, ok := q.mixedWait(w, ld, per, ca2); ok {
+			pqAt = d.Quantile
+			e.prefill.P95MS = d.Quantile(0.95)
+		}
+	}
 	e.ttftParts = []part{
-		{"frontend", q.FrontendMS, q.FrontendMS},
-		{"iteration in flight", ld.DecodeInFlight, ld.ITLP95MS},
-		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS},
-		{"prefill", ld.Prefill.AloneMS, ld.Prefill.AloneP95MS},
-		{"wait for a batch seat", ld.Admission.MeanMS, ld.Admission.P95MS},
+		{"frontend", q.FrontendMS, q.FrontendMS, nil},
+		{"iteration in flight", ld.DecodeInFlight, ld.ITLP95MS, e.itlQuantile},
+		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pqAt},
+		{"prefill", ld.Prefill.AloneMS, ld.Prefill.AloneP95MS, func(x float64) float64 {
+			alone, _ := w.PrefillMS(int(math.Round(ld.Batch)))
+			return w.Quantile(alone, x)
+		}},
+		{"wait for a batch seat", ld.Admission.MeanMS, ld.Admission.P95MS, adm.Quantile},
 	}
 	e.itlMeanMS, e.itlP95MS = ld.ITLMeanMS, ld.ITLP95MS
 }
@@ -124,7 +143,7 @@ func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
 	np, nd := e.workers[0], e.workers[1]
 	pper, dper := e.rate/float64(np), e.rate/float64(nd)
 	dw := s.worker(q, dr, nil)
-	dl := dw.Solve(dper)
+	dl := dw.SolveWith(dper, q.cv2())
 	// The prefill workers hold a prompt's KV from its prefill until its
 	// transfer ends; the transfer is computed first without the prefill's own
 	// hold, which it does not depend on.
@@ -136,7 +155,7 @@ func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
 	})
 	e.hit = hp
 	pw := s.worker(q, pr, hits)
-	pl := pw.Solve(pper)
+	pl := pw.SolveWith(pper, q.cv2())
 	e.loads = []openloop.Load{pl, dl}
 	switch {
 	case !pl.Stable:
@@ -157,32 +176,33 @@ func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
 	// A prefill worker's load in the router's eyes is its prompt blocks,
 	// queued and in progress: it balances the prefill backlog, so the pool
 	// waits like one M/G/c queue (least work left is central FCFS).
-	e.prefill = openloop.Queue{RatePerS: e.rate, Servers: np, ServiceMS: pl.Prefill.PackedMS, ServiceCV2: pl.Prefill.PackedCV2}.Wait()
+	e.prefill = openloop.Queue{RatePerS: e.rate, Servers: np, ServiceMS: pl.Prefill.PackedMS, ServiceCV2: pl.Prefill.PackedCV2, ArrivalCV2: q.cv2()}.Wait()
 	if !e.prefill.Stable {
 		e.limit = openloop.LimitPrefill
 		return
 	}
 	// A prompt that waits is picked up with the others waiting: only the
 	// share that finds every worker busy batches.
-	pl.Prefill.AloneMS, pl.Prefill.AloneP95MS = pw.BatchedPrefill(pper / 1000 * e.prefill.PWait)
+	lamWait := pper / 1000 * e.prefill.PWait
+	pl.Prefill.AloneMS, pl.Prefill.AloneP95MS = pw.BatchedPrefill(lamWait)
 	e.loads[0] = pl
+	e.decoder, e.decodeLd = dw, dl
+	pq, adm := e.prefill, dl.Admission
 	e.ttftParts = []part{
-		{"frontend", q.FrontendMS, q.FrontendMS},
-		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS},
-		{"prefill", pl.Prefill.AloneMS, pl.Prefill.AloneP95MS},
-		{"KV transfer", tr.meanMS, tr.p95MS},
-		{"wait for a decode seat", dl.Admission.MeanMS, dl.Admission.P95MS},
-		{"first decode step", dl.ITLMeanMS, dl.ITLP95MS},
+		{"frontend", q.FrontendMS, q.FrontendMS, nil},
+		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pq.Quantile},
+		{"prefill", pl.Prefill.AloneMS, pl.Prefill.AloneP95MS, func(x float64) float64 { return pw.Quantile(pw.BatchedPrefillMS(lamWait), x) }},
+		{"KV transfer", tr.meanMS, tr.p95MS, tr.quantile},
+		{"wait for a decode seat", dl.Admission.MeanMS, dl.Admission.P95MS, adm.Quantile},
+		{"first decode step", dl.ITLMeanMS, dl.ITLP95MS, e.itlQuantile},
 	}
 	e.itlMeanMS, e.itlP95MS = dl.ITLMeanMS, dl.ITLP95MS
 }
 
-// judge adds up TTFT and compares both figures with the SLO. The parts
-// are independent, so TTFT's 95th percentile is taken as the sum of their
-// means plus their excesses over the mean (p95 − mean) added in quadrature:
-// exact for normal parts, and between the largest part's excess and the
-// plain sum of p95s (which assumes every part at its 95th percentile at
-// once) otherwise.
+// judge adds up TTFT and compares every figure the SLO names with its
+// target (judgeSLO). The parts are independent, so TTFT's 95th percentile
+// is taken as the sum of their means plus their excesses over the mean
+// (p95 − mean) added in quadrature (sumQuantile).
 func (q *Query) judge(e *evaluation) {
 	if e.limit != "" {
 		e.ttftMeanMS, e.ttftP95MS, e.itlMeanMS, e.itlP95MS = math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
@@ -190,23 +210,11 @@ func (q *Query) judge(e *evaluation) {
 		return
 	}
 	e.ttftMeanMS = 0
-	sq := 0.0
 	for _, p := range e.ttftParts {
 		e.ttftMeanMS += p.meanMS
-		x := math.Max(0, p.p95MS-p.meanMS)
-		sq += x * x
 	}
-	e.ttftP95MS = e.ttftMeanMS + math.Sqrt(sq)
-	tr, ir := e.ttftP95MS/q.TTFTP95MS, e.itlP95MS/q.ITLP95MS
-	e.worst = math.Max(tr, ir)
-	e.ok = tr <= 1 && ir <= 1
-	switch {
-	case e.ok:
-	case ir > 1 && ir >= tr:
-		e.limit = openloop.LimitDecode
-	default:
-		e.limit = e.ttftCause()
-	}
+	e.ttftP95MS = sumQuantile(e.ttftParts, 0.95)
+	q.judgeSLO(e)
 }
 
 // ttftCause names what makes TTFT long: the largest part beyond the

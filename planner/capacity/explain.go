@@ -67,7 +67,7 @@ func (q *Query) explain(c *Candidate) {
 	}
 	d.Add("ttft_p95_ms", e.ttftP95MS, "ms", "Σ parts' means + √Σ (part p95 − part mean)² (independent parts)", "mean %.4g ms", e.ttftMeanMS)
 	d.Add("itl_p95_ms", e.itlP95MS, "ms", "the decoding pool's ITL p95", "%.4g", e.itlP95MS)
-	d.Add("tpot_mean_ms", c.TPOTMeanMS, "ms", "mean over requests of (last − first token) / (output tokens − 1): every request has the same output tokens, so the decoding pool's itl_mean_ms", "%.4g", c.ITLMeanMS)
+	q.explainTargets(c, d)
 	d.Add("gpus", float64(c.GPUs), "GPUs", "Σ pools workers × tp", "%d", c.GPUs)
 	if c.PowerKW != nil {
 		d.Add("power_kw", *c.PowerKW, "kW", "(Σ GPUs × tdp_watts × busy + GPUs × host_watts_per_gpu) × PUE / 1000; busy = prefill share + (1 − it) × (1 − e^−batch) (decode: 1 − e^−batch; prefill: its share)",

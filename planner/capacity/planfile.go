@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/kvplan/kvplan/slo"
 )
 
 // planFile is the subset of a kvplan plan file (package planfile) that a
@@ -17,7 +20,7 @@ type planFile struct {
 	Link     *planLink           `toml:"link,omitempty"`
 	Router   planRouter          `toml:"router"`
 	Runtime  planRuntime         `toml:"runtime"`
-	SLO      planSLO             `toml:"slo"`
+	SLO      slo.SLO             `toml:"slo"`
 }
 
 type planModel struct {
@@ -60,11 +63,6 @@ type planRuntime struct {
 	Engine string `toml:"engine"`
 }
 
-type planSLO struct {
-	TTFTMS float64 `toml:"ttft_ms"`
-	ITLMS  float64 `toml:"itl_ms"`
-}
-
 // PlanFile writes c as a kvplan plan file: the model, the workload at the
 // candidate's rate (concurrency from Little's law: rate × mean request
 // time), its pools with the engine settings the search assumed, the link,
@@ -88,7 +86,7 @@ func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
 		Pools:   map[string]planPool{},
 		Router:  planRouter{Mode: "round-robin", KVEvents: true},
 		Runtime: planRuntime{Engine: q.Engine.Name},
-		SLO:     planSLO{TTFTMS: q.TTFTP95MS, ITLMS: q.ITLP95MS},
+		SLO:     q.SLO,
 	}
 	if q.routerPolicy() == "kv-aware" {
 		pf.Router.Mode = "kv"
@@ -122,8 +120,28 @@ func (q *Query) Summary(c *Candidate) []string {
 	return []string{
 		fmt.Sprintf("Written by kvplan plan: the cheapest deployment of %s found for %.4g requests/s of %d tokens in and %d out",
 			q.Model.Name, c.RatePerS, q.InputTokens, q.OutputTokens),
-		fmt.Sprintf("within TTFT p95 %g ms and ITL p95 %g ms: %s, %d GPUs.", q.TTFTP95MS, q.ITLP95MS, c.Describe(), c.GPUs),
+		fmt.Sprintf("within %s: %s, %d GPUs.", sloSummary(q.SLO), c.Describe(), c.GPUs),
 		fmt.Sprintf("Predicted: TTFT p95 %.0f ms, ITL p95 %.1f ms, capacity %.4g requests/s (utilization %.0f%%). Check it with `kvplan check`.",
 			c.TTFTP95MS, c.ITLP95MS, c.RequestsPerSCapacity, c.Utilization*100),
 	}
+}
+
+// sloSummary says the targets as the plan file's header has always said
+// the two p95 ones: "TTFT p95 1000 ms and ITL p95 50 ms".
+func sloSummary(s slo.SLO) string {
+	var parts []string
+	for _, g := range s.Given() {
+		if g.Metric == slo.Goodput {
+			parts = append(parts, fmt.Sprintf("goodput %g (%s per request)", g.Value, s.PerRequestString()))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %g ms", g.Label(), g.Value))
+	}
+	switch len(parts) {
+	case 0:
+		return "no SLO"
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -2,12 +2,14 @@ package capacity
 
 import (
 	"fmt"
-	"github.com/kvplan/kvplan/openloop"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/openloop"
+	"github.com/kvplan/kvplan/slo"
+	"github.com/kvplan/kvplan/workload"
 )
 
 // Pricing modes.
@@ -34,8 +36,35 @@ type Query struct {
 	RatePerS     float64 // requests per second; 0 = max-rate mode (GPUs)
 	GPUs         int     // max-rate mode: GPUs to fill
 
+	// SLO is every target the best candidate must meet (slo.SLO: TTFT and
+	// ITL percentiles, TPOT mean and p99, E2E p95, goodput). TTFTP95MS and
+	// ITLP95MS are shorthands for its TTFT and ITL p95 targets: Check folds
+	// them in and sets them back from it.
+	SLO       slo.SLO
 	TTFTP95MS float64 // SLO on the 95th percentile of time to first token
 	ITLP95MS  float64 // SLO on the 95th percentile of inter-token latency
+
+	// Workload, when set, is the distribution of request lengths (and, from
+	// a trace, arrivals and shared prompt blocks) the candidates are sized
+	// for; InputTokens and OutputTokens are then its means. Nil: every
+	// request InputTokens in and OutputTokens out.
+	Workload *workload.Workload
+	// PrefixRouting "kv" assumes KV-aware routing for a workload whose
+	// trace has prefix hashes: each request's leading blocks seen before are
+	// found cached (workload.CachedTokens).
+	PrefixRouting string
+	// Burstiness is the gamma shape of the gaps between arrivals (vLLM
+	// bench's --burstiness): 0 or 1 Poisson, below 1 burstier; the queues
+	// see c_a² = 1/Burstiness.
+	Burstiness float64
+	// TraceArrivals takes the arrivals from the workload's timestamps: its
+	// rate (when RatePerS is 0) and the squared CV of its gaps.
+	TraceArrivals bool
+	// StorageLink is the link workers load their weights over when they
+	// start (PlanDay's lead time); nil: the median of measured start-ups.
+	// ScaleUpLeadS, when above 0, is the lead time itself.
+	StorageLink  *catalog.Link
+	ScaleUpLeadS float64
 
 	GPUOptions   []*catalog.GPU
 	Links        []*catalog.Link // between prefill and decode pools; none = aggregated only
@@ -72,6 +101,15 @@ type Query struct {
 	// waits (SGLang's default); otherwise decodes and prefill chunks share
 	// iterations (vLLM, TensorRT-LLM).
 	SeparatePrefill bool
+
+	// What Check derives from the workload and the arrivals.
+	classes    []workload.Class // the workload's classes; nil = fixed lengths
+	dropped    int              // requests longer than the model's context
+	maxTotal   int              // the longest request kept, tokens in and out
+	arrivalCV2 float64          // squared CV of the gaps between arrivals (1 = Poisson)
+	traceHit   float64          // with --prefix-routing kv: share of the trace's requests with a cached prefix
+	given      []slo.Given      // SLO.Given() of givenFor (targets)
+	givenFor   slo.SLO
 }
 
 // StepTimer is the engine model's time of one iteration (openloop.StepTimer,
@@ -119,6 +157,9 @@ const (
 // Check validates q and fills its defaults.
 func (q *Query) Check() error {
 	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	if err := q.checkWorkload(); err != nil {
+		return err
+	}
 	switch {
 	case q.Model == nil:
 		return fmt.Errorf("no model given")
@@ -138,9 +179,9 @@ func (q *Query) Check() error {
 		return fmt.Errorf("give a request rate or a GPU count, not both")
 	case q.GPUs < 0 || q.GPUs > maxGPUs:
 		return fmt.Errorf("gpus %d: must be between 1 and %d", q.GPUs, maxGPUs)
-	case bad(q.TTFTP95MS) || q.TTFTP95MS <= 0 || q.TTFTP95MS > maxSLOMS:
+	case bad(q.TTFTP95MS) || q.TTFTP95MS < 0 || q.TTFTP95MS > maxSLOMS:
 		return fmt.Errorf("TTFT p95 SLO %g ms: must be above 0 and at most a day", q.TTFTP95MS)
-	case bad(q.ITLP95MS) || q.ITLP95MS <= 0 || q.ITLP95MS > maxSLOMS:
+	case bad(q.ITLP95MS) || q.ITLP95MS < 0 || q.ITLP95MS > maxSLOMS:
 		return fmt.Errorf("ITL p95 SLO %g ms: must be above 0 and at most a day", q.ITLP95MS)
 	case len(q.GPUOptions) == 0:
 		return fmt.Errorf("no GPU offered")
@@ -156,6 +197,12 @@ func (q *Query) Check() error {
 		return fmt.Errorf("max gpus %d: must be between 1 and %d", q.MaxGPUs, maxGPUs)
 	case bad(q.FrontendMS) || q.FrontendMS < 0:
 		return fmt.Errorf("frontend overhead %g ms: must be >= 0", q.FrontendMS)
+	}
+	if bad(q.ScaleUpLeadS) || q.ScaleUpLeadS < 0 || q.ScaleUpLeadS > 86_400 {
+		return fmt.Errorf("scale-up lead time %g s: must be between 0 and a day", q.ScaleUpLeadS)
+	}
+	if err := q.checkSLO(); err != nil {
+		return err
 	}
 	switch q.Pricing {
 	case "":

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/kvplan/kvplan/slo"
 )
 
 // Result is what the search found.
@@ -19,6 +21,11 @@ type Result struct {
 	TTFTP95MS    float64 `json:"ttft_p95_slo_ms"`
 	ITLP95MS     float64 `json:"itl_p95_slo_ms"`
 	Pricing      string  `json:"pricing"`
+	// SLO is every target given; Workload the lengths and arrivals sized for.
+	SLO      slo.SLO          `json:"slo"`
+	Workload *WorkloadSummary `json:"workload"`
+	// Figures says of each figure which percentile it is and how it is derived.
+	Figures []FigureNote `json:"figures"`
 
 	Best              *Candidate   `json:"best"` // null when nothing meets the SLO
 	BestAggregated    *Candidate   `json:"best_aggregated"`
@@ -26,8 +33,12 @@ type Result struct {
 	Closest           *Candidate   `json:"closest,omitempty"` // when nothing meets the SLO
 	Candidates        []*Candidate `json:"candidates"`
 	Verdict           string       `json:"verdict"`
-	Notes             []string     `json:"notes"`
-	Assumptions       []string     `json:"assumptions"`
+	// DayPlan is the plan period by period through a rate profile
+	// (PlanDay): its fields (schedule, usd_per_day, ...) sit at the top of
+	// the JSON, absent without a profile.
+	*DayPlan
+	Notes       []string `json:"notes"`
+	Assumptions []string `json:"assumptions"`
 	// Lost: each GPU and link offered that the best (or the closest) does
 	// not use, and why (cost, SLO, memory).
 	Lost []Lost `json:"lost"`
@@ -53,7 +64,7 @@ func Search(q Query) (*Result, error) {
 	}
 	res := &Result{Model: q.Model.Name, Engine: q.Engine.Name, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
 		RatePerS: q.RatePerS, GPUs: q.GPUs, TTFTP95MS: q.TTFTP95MS, ITLP95MS: q.ITLP95MS, Pricing: q.Pricing,
-		Notes: notes, Assumptions: assumptions(&q)}
+		SLO: q.SLO, Workload: q.summary(), Figures: figureNotes(&q), Notes: notes, Assumptions: assumptions(&q)}
 	for _, s := range shapes {
 		var c *Candidate
 		if q.RatePerS > 0 {
@@ -145,8 +156,7 @@ func (q *Query) sizeAtRate(s *shape) *Candidate {
 	// Decode workers first: the fewest whose ITL meets the SLO on their own.
 	dw := s.worker(q, d, nil)
 	nd0, ok := smallest(1, hiD, func(n int) bool {
-		ld := dw.Solve(λ / float64(n))
-		return ld.Stable && ld.ITLP95MS <= q.ITLP95MS
+		return q.decodeMeets(dw, dw.SolveWith(λ/float64(n), q.cv2()))
 	})
 	if !ok {
 		return q.failed(s, func(n int) []int { return []int{n, n} }, min(hiP, hiD))

@@ -73,7 +73,7 @@ func (s *shape) worker(q *Query, r *role, hits []openloop.Hit) *openloop.Worker 
 	}
 	w := openloop.NewWorker(openloop.Config{Step: r.timer, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
 		MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs, KVSlots: r.slots, BlockSize: r.block,
-		Prefills: r.name != roleDecode, Decodes: r.name != rolePrefill, Hits: hits, SeparatePrefill: q.SeparatePrefill})
+		Prefills: r.name != roleDecode, Decodes: r.name != rolePrefill, Hits: hits, Classes: q.workerClasses(hits), SeparatePrefill: q.SeparatePrefill})
 	r.models[key] = w
 	return w
 }
@@ -100,11 +100,11 @@ func withWeightDtype(m *catalog.Model, dtype string) *catalog.Model {
 // maxModelLen is the context the workers are started with: the workload's
 // request rounded up to 1,024 tokens, within the model's context.
 func (q *Query) maxModelLen() int {
-	n := (q.InputTokens + q.OutputTokens + 1023) / 1024 * 1024
+	n := (q.largestRequest() + 1023) / 1024 * 1024
 	if q.Model.MaxContext > 0 {
 		n = min(n, q.Model.MaxContext)
 	}
-	return max(n, q.InputTokens+q.OutputTokens)
+	return max(n, q.largestRequest())
 }
 
 // newRole sizes one worker's memory and engine model.
@@ -125,7 +125,7 @@ func (q *Query) newRole(name string, m *catalog.Model, g *catalog.GPU, tp, budge
 		return nil, err
 	}
 	r.memory, r.budget, r.maxSeqs, r.slots = mp, mp.MaxNumBatchedTokens, mp.MaxNumSeqs, mp.KVSlotsTokens
-	need := int64(q.InputTokens + q.OutputTokens)
+	need := int64(q.largestRequest())
 	switch {
 	case !mp.ModelFits:
 		r.memoryWhy = fmt.Sprintf("%s weights (%s per GPU at tp %d) leave no room for a KV cache on %s", m.Name, gib(mp.WeightsBytes), tp, g.Name)

@@ -19,6 +19,27 @@ type transferLoad struct {
 	meanMS    float64
 	p95MS     float64
 	stable    bool
+	latencyMS float64 // the link's per-transfer latency
+	shared    bool    // transfers on a path share it
+}
+
+// quantile is the transfer's q-quantile: a transfer sharing its path with
+// the q-quantile of the others in flight, N_q = ⌈ln(1 − q) / ln ρ⌉ − 1
+// (their number is geometric under processor sharing), so latency + (1 +
+// N_q) × the transfer alone, at least the mean; on a path that is not
+// shared, the mean.
+func (t transferLoad) quantile(q float64) float64 {
+	if !t.stable {
+		return math.Inf(1)
+	}
+	if !t.shared || t.util <= 0 {
+		return t.meanMS
+	}
+	others := 0.0
+	if t.util > 1-q {
+		others = math.Ceil(math.Log(1-q)/math.Log(t.util)) - 1
+	}
+	return math.Max(t.meanMS, t.latencyMS+(1+others)*(t.aloneMS-t.latencyMS))
 }
 
 // transfer computes the KV transfer of shape s with np prefill and nd
@@ -39,6 +60,7 @@ func (q *Query) transfer(s *shape, np, nd int, rate float64) transferLoad {
 	}
 	t.pathBytes, t.rails = paths.PathBytes, paths.Rails
 	t.ratePerS = rate / float64(t.pairs)
+	t.latencyMS, t.shared = s.link.LatencyMS, s.link.Shared
 	t.aloneMS = s.link.LatencyMS + float64(t.pathBytes)/s.link.EffectiveBytesPerS*1000
 	n, rho := links.InFlightOpen(s.link, t.pathBytes, t.ratePerS)
 	t.util = rho
