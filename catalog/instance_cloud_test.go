@@ -187,3 +187,18 @@ func TestRentedGPUsArePriced(t *testing.T) {
 		}
 	}
 }
+
+// TestNoEmbeddedCommittedPrices: no source kvplan read lists committed
+// (reserved, savings-plan) prices, so no embedded instance has one and
+// --pricing reserved-1y|reserved-3y needs a --price-file (docs/deploy.md).
+func TestNoEmbeddedCommittedPrices(t *testing.T) {
+	c, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range c.Instances {
+		if in.USDPerHourReserved1Y != 0 || in.USDPerHourReserved3Y != 0 {
+			t.Errorf("%s: a committed price with no source that lists one (%s)", in.Name, in.Source)
+		}
+	}
+}
