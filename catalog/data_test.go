@@ -280,7 +280,7 @@ func TestNamesAreUnique(t *testing.T) {
 		check("link", links, l.Name, append([]string{l.Name}, l.Aliases...)...)
 	}
 	for _, g := range c.GPUs {
-		check("gpu", gpus, g.Name, append([]string{g.Name}, g.Aliases...)...)
+		check("gpu", gpus, g.Name, append([]string{g.Name, g.GPUProduct}, g.Aliases...)...)
 	}
 }
 

@@ -113,9 +113,9 @@ func (c *Catalog) Link(name string) (*Link, error) {
 	return find("link", name, c.Links, func(l *Link) []string { return append([]string{l.Name}, l.Aliases...) })
 }
 
-// GPU finds a GPU by name or alias.
+// GPU finds a GPU by name, alias or GPU feature discovery product label.
 func (c *Catalog) GPU(name string) (*GPU, error) {
-	return find("gpu", name, c.GPUs, func(g *GPU) []string { return append([]string{g.Name}, g.Aliases...) })
+	return find("gpu", name, c.GPUs, func(g *GPU) []string { return append(append([]string{g.Name}, g.Aliases...), g.GPUProduct) })
 }
 
 // Engine finds a serving engine by name, at the newest version the catalog

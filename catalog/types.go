@@ -181,6 +181,14 @@ type GPU struct {
 	TDPWatts  float64 `toml:"tdp_watts" json:"tdp_watts,omitempty"`   // maximum board power of one GPU, W; 0 = unknown
 	TDPSource string  `toml:"tdp_source" json:"tdp_source,omitempty"` // where it comes from, or why it is unknown
 
+	// GPUProduct is the nvidia.com/gpu.product label NVIDIA's GPU feature
+	// discovery puts on a node with this GPU (the NVML device name, spaces
+	// made "-": NVIDIA-H100-80GB-HBM3); "" = none known (AMD GPUs carry no
+	// such label). Emitted manifests select nodes by it, and a manifest's
+	// node selector names the GPU by it.
+	GPUProduct       string `toml:"gpu_product" json:"gpu_product,omitempty"`
+	GPUProductSource string `toml:"gpu_product_source" json:"gpu_product_source,omitempty"` // where the device name was read
+
 	Source string `toml:"source" json:"source,omitempty"`
 
 	MemoryBytes                int64   `toml:"-" json:"memory_bytes"`

@@ -2,8 +2,11 @@ package catalog
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/units"
 )
 
@@ -361,5 +364,17 @@ func (g *GPU) validate() []fieldErr {
 	if !(g.TDPWatts >= 0) || g.TDPWatts > 10_000 {
 		add("tdp_watts", "must be between 0 (unknown) and 10000 W (got %g)", g.TDPWatts)
 	}
+	if g.GPUProduct != "" && !labelValue().MatchString(g.GPUProduct) {
+		add("gpu_product", "%s: a Kubernetes label value is at most 63 characters of letters, digits, '-', '_' and '.', starting and ending with a letter or digit (GPU feature discovery writes the device name with its spaces as '-': NVIDIA-H100-80GB-HBM3)", safetext.Quote(g.GPUProduct))
+	}
+	if g.GPUProduct != "" && g.GPUProductSource == "" {
+		add("gpu_product_source", "missing: say where the device name was read (a node's labels, an engine's log)")
+	}
 	return errs
 }
+
+// labelValue matches a Kubernetes label value (RFC 1123 rules as the API
+// server applies them), non-empty.
+var labelValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$`)
+})

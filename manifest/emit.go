@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/kvplan/kvplan/internal/suggest"
 	"github.com/kvplan/kvplan/planfile"
 )
@@ -52,6 +54,11 @@ type EmitOptions struct {
 	// equal to them is written as no argument.
 	DefaultKVDtype   string
 	DefaultBlockSize int
+	// GPUProducts maps a pool's GPU, by the catalog name the plan gives it,
+	// to the nvidia.com/gpu.product label NVIDIA's GPU feature discovery
+	// writes on nodes with that GPU: a Kubernetes pool whose GPU has one
+	// selects nodes by it, and the reader reads the GPU back from it.
+	GPUProducts map[string]string
 }
 
 // EmitError is a plan an emitter cannot write (an engine setting the
@@ -222,9 +229,45 @@ func (d *deployment) header(format string) []string {
 	for _, ep := range d.pools {
 		out = append(out, fmt.Sprintf("%s: %s, %d worker(s) of tp %d on %s (%d GPU(s))", ep.name, ep.pl.Role, max(1, ep.pl.Workers), ep.tp, ep.pl.GPU, max(1, ep.pl.Workers)*ep.gpus))
 	}
-	if d.hasMemoryLimits() && format != EmitVLLM && format != EmitSGLang && format != EmitTRTLLM {
+	script := format == EmitVLLM || format == EmitSGLang || format == EmitTRTLLM
+	if d.hasMemoryLimits() && !script {
 		out = append(out, "Memory limits are kvplan's host model (kvplan memory): its engine's planning value for an idle worker's RSS plus",
 			"a margin; replace them with your workers' measured RSS (model loading and tensor-parallel ranks can take more).")
+	}
+	if !script {
+		out = append(out, d.placementHeader()...)
+	}
+	return out
+}
+
+// gpuProduct is the nvidia.com/gpu.product label of a pool's GPU; "" =
+// none known.
+func (d *deployment) gpuProduct(ep *emitPool) string { return d.o.GPUProducts[ep.pl.GPU] }
+
+// nodeSelector selects the nodes of a pool's GPU, or is nil (left out)
+// when kvplan knows no label for it.
+func (d *deployment) nodeSelector(ep *emitPool) *yaml.Node {
+	if v := d.gpuProduct(ep); v != "" {
+		return ymap(gpuLabels[0], v)
+	}
+	return nil
+}
+
+// placementHeader says how the pods find their GPUs' nodes, once per GPU.
+func (d *deployment) placementHeader() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, ep := range d.pools {
+		if seen[ep.pl.GPU] || ep.pl.GPU == "" {
+			continue
+		}
+		seen[ep.pl.GPU] = true
+		if v := d.gpuProduct(ep); v != "" {
+			out = append(out, fmt.Sprintf("The %s pods select nodes labelled %s=%s (NVIDIA GPU feature discovery's label).", ep.pl.GPU, gpuLabels[0], v))
+		} else {
+			out = append(out, fmt.Sprintf("No node selector for %s: kvplan knows no %s value for it; add your nodes' label (kvplan check", ep.pl.GPU, gpuLabels[0]),
+				"reads it), or give kvplan check --gpu.")
+		}
 	}
 	return out
 }

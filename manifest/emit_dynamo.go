@@ -78,7 +78,7 @@ func (d *deployment) dynamo() ([]byte, error) {
 			"replicas", max(1, ep.pl.Workers),
 			"resources", ymap("limits", ymap("gpu", strconv.Itoa(ep.gpus), "memory", ep.pl.MemoryLimit)),
 			"envs", d.transportEnv(),
-			"extraPodSpec", ymap("mainContainer", ymap(
+			"extraPodSpec", ymap("nodeSelector", d.nodeSelector(ep), "mainContainer", ymap(
 				"image", image,
 				"workingDir", b.workdir,
 				"command", []string{"python3", "-m", b.module},

@@ -104,7 +104,7 @@ func (d *deployment) llmd() ([]byte, error) {
 				"selector", ymap("matchLabels", ymap("app", d.name)),
 				"template", ymap(
 					"metadata", ymap("labels", d.llmdLabels("both")),
-					"spec", ymap("containers", []*yaml.Node{c}, "volumes", shmVolume()),
+					"spec", ymap("nodeSelector", d.nodeSelector(ep), "containers", []*yaml.Node{c}, "volumes", shmVolume()),
 				),
 			),
 		)
@@ -137,7 +137,7 @@ func (d *deployment) llmd() ([]byte, error) {
 				"size", 1,
 				"workerTemplate", ymap(
 					"metadata", ymap("labels", d.llmdLabels(ep.pl.Role)),
-					"spec", ymap("initContainers", inits, "containers", []*yaml.Node{c}, "volumes", shmVolume()),
+					"spec", ymap("nodeSelector", d.nodeSelector(ep), "initContainers", inits, "containers", []*yaml.Node{c}, "volumes", shmVolume()),
 				),
 			),
 		)))
@@ -181,7 +181,7 @@ func (d *deployment) kserve() ([]byte, error) {
 		return ymap(
 			"replicas", max(1, ep.pl.Workers),
 			"parallelism", ymap("tensor", ep.tp),
-			"template", ymap("containers", []*yaml.Node{container}),
+			"template", ymap("nodeSelector", d.nodeSelector(ep), "containers", []*yaml.Node{container}),
 		), nil
 	}
 	var top, prefill *yaml.Node

@@ -20,6 +20,13 @@ import (
 // field validation refuses an unknown field in such an object.
 func crdSchema(t *testing.T, file string) *jsonschema.Schema {
 	t.Helper()
+	return crdSubschema(t, file, "")
+}
+
+// crdSubschema compiles the part of a CRD's schema at a JSON pointer ("" =
+// the whole schema), closed as crdSchema closes it.
+func crdSubschema(t *testing.T, file, pointer string) *jsonschema.Schema {
+	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "emit", "schema", file))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +49,11 @@ func crdSchema(t *testing.T, file string) *jsonschema.Schema {
 	if err := c.AddResource(file, doc); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Compile(file)
+	loc := file
+	if pointer != "" {
+		loc += "#" + pointer
+	}
+	s, err := c.Compile(loc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,15 +97,25 @@ func yamlDoc(t *testing.T, data []byte) any {
 	return doc
 }
 
-// TestEmitMatchesCRDSchemas: every DynamoGraphDeployment and
-// LLMInferenceService the emitters write validates against the CRD's
-// published schema; a misspelled field does not, so the validation means
-// something.
+// podTemplatePointer is where the DisaggregatedSet CRD holds a role's
+// worker pod template: a Kubernetes PodTemplateSpec, as controller-gen
+// writes core/v1's schema into the CRD.
+const podTemplatePointer = "/properties/spec/properties/roles/items/properties/spec/properties/leaderWorkerTemplate/properties/workerTemplate"
+
+// TestEmitMatchesCRDSchemas: every DynamoGraphDeployment,
+// LLMInferenceService and llm-d DisaggregatedSet the emitters write
+// validates against the CRD's published schema, and the pod template of an
+// aggregated llm-d Deployment against the PodTemplateSpec schema in the
+// DisaggregatedSet CRD; a misspelled field does not, so the validation
+// means something.
 func TestEmitMatchesCRDSchemas(t *testing.T) {
 	schemas := map[string]*jsonschema.Schema{
 		EmitDynamo: crdSchema(t, "dynamographdeployment-v1alpha1.schema.json.gz"),
 		EmitKServe: crdSchema(t, "llminferenceservice-v1alpha1.schema.json.gz"),
+		EmitLLMD:   crdSchema(t, "disaggregatedset-v1.schema.json.gz"),
 	}
+	podTemplate := crdSubschema(t, "disaggregatedset-v1.schema.json.gz", podTemplatePointer)
+	validated := map[string]int{}
 	for _, c := range emitPlans {
 		for _, f := range c.formats {
 			s, ok := schemas[f]
@@ -102,14 +123,32 @@ func TestEmitMatchesCRDSchemas(t *testing.T) {
 				continue
 			}
 			out := emitFile(t, c.file, f)
-			if err := s.Validate(yamlDoc(t, out)); err != nil {
+			doc := yamlDoc(t, out)
+			if f == EmitLLMD && !strings.Contains(string(out), "kind: DisaggregatedSet") {
+				// An aggregated plan is a Deployment (apps/v1, no CRD): its pod
+				// template is the part kvplan writes beyond three fields.
+				s = podTemplate
+				doc = deploymentTemplate(t, doc)
+			}
+			if err := s.Validate(doc); err != nil {
 				t.Errorf("%s: does not match the CRD's schema: %v", goldenName(c.file, f), err)
 			}
+			validated[f]++
 		}
+	}
+	if validated[EmitLLMD] != 2 {
+		t.Errorf("%d llm-d outputs validated, want the aggregated and the disaggregated one", validated[EmitLLMD])
+	}
+	agg := string(emitFile(t, "agg-vllm.toml", EmitLLMD))
+	if bad := strings.Replace(agg, "volumeMounts:", "volumeMount:", 1); bad == agg {
+		t.Fatal("llm-d (aggregated): volumeMounts is not in the output")
+	} else if podTemplate.Validate(deploymentTemplate(t, yamlDoc(t, []byte(bad)))) == nil {
+		t.Error("llm-d (aggregated): the pod template schema accepts volumeMount")
 	}
 	for f, typo := range map[string][2]string{
 		EmitDynamo: {"componentType: worker", "componenType: worker"},
 		EmitKServe: {"parallelism:", "paralelism:"},
+		EmitLLMD:   {"leaderWorkerTemplate:", "leaderWorkerTemplates:"},
 	} {
 		out := string(emitFile(t, "disagg-vllm.toml", f))
 		bad := strings.Replace(out, typo[0], typo[1], 1)
@@ -120,4 +159,24 @@ func TestEmitMatchesCRDSchemas(t *testing.T) {
 			t.Errorf("%s: the schema accepts %q", f, typo[1])
 		}
 	}
+}
+
+// deploymentTemplate is a Deployment's spec.template, after checking the
+// fields around it that kvplan writes.
+func deploymentTemplate(t *testing.T, doc any) any {
+	t.Helper()
+	m, _ := doc.(map[string]any)
+	if m["apiVersion"] != "apps/v1" || m["kind"] != "Deployment" {
+		t.Fatalf("an aggregated llm-d manifest is an apps/v1 Deployment, got %v %v", m["apiVersion"], m["kind"])
+	}
+	spec, _ := m["spec"].(map[string]any)
+	for k := range spec {
+		if k != "replicas" && k != "selector" && k != "template" {
+			t.Errorf("Deployment spec.%s: kvplan writes replicas, selector and template", k)
+		}
+	}
+	if spec["template"] == nil {
+		t.Fatal("the Deployment has no spec.template")
+	}
+	return spec["template"]
 }

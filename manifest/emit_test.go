@@ -45,7 +45,18 @@ func loadEmitPlan(t *testing.T, name string) *planfile.Plan {
 // (block 16), and the engine version tagged on vLLM's image.
 func emitOpts() EmitOptions {
 	return EmitOptions{Model: "meta-llama/Llama-3.1-70B-Instruct", EngineVersion: "0.19.0", DefaultKVDtype: "bf16", DefaultBlockSize: 16,
-		Header: []string{"Written by kvplan's tests."}}
+		Header: []string{"Written by kvplan's tests."}, GPUProducts: map[string]string{"h100-sxm": testH100Label}}
+}
+
+// testH100Label is the label GPU feature discovery writes on an H100 SXM
+// node: its NVML name NVIDIA H100 80GB HBM3 (vLLM's start-up logs print it
+// as device_name=NVIDIA_H100_80GB_HBM3) with spaces as '-'.
+const testH100Label = "NVIDIA-H100-80GB-HBM3"
+
+func init() { // keep the fixture honest: the label is the device name GFD's way
+	if strings.ReplaceAll("NVIDIA H100 80GB HBM3", " ", "-") != testH100Label {
+		panic("testH100Label")
+	}
 }
 
 func emitFile(t *testing.T, plan, format string) []byte {
@@ -148,6 +159,9 @@ func TestEmitRoundTrip(t *testing.T) {
 				}
 				if g := gotPool(m, pl); g != w {
 					t.Errorf("%s: pool %s read back as\n %+v\nwant\n %+v", name, pl.Name, g, w)
+				}
+				if pl.GPU != testH100Label {
+					t.Errorf("%s: pool %s reads its GPU as %q from the node selector, want %s", name, pl.Name, pl.GPU, testH100Label)
 				}
 			}
 			if got := m.Plan.Model.Name; got != "meta-llama/Llama-3.1-70B-Instruct" {
@@ -313,5 +327,33 @@ func TestEmitPlacesWorkersOnNodes(t *testing.T) {
 	}
 	if strings.Contains(out, "\n5)\n") {
 		t.Errorf("a sixth node for 40 GPUs on nodes of 8")
+	}
+}
+
+// TestEmitWithoutGPULabel: a GPU kvplan knows no node label for gets no
+// node selector, and the header says how to place the pods.
+func TestEmitWithoutGPULabel(t *testing.T) {
+	o := emitOpts()
+	o.GPUProducts = nil
+	for _, f := range []string{EmitDynamo, EmitLLMD, EmitKServe} {
+		out, err := Emit(f, loadEmitPlan(t, "disagg-vllm.toml"), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(out), "nodeSelector") {
+			t.Errorf("%s: a node selector with no label known", f)
+		}
+		if !strings.Contains(string(out), "# No node selector for h100-sxm: kvplan knows no nvidia.com/gpu.product value for it") {
+			t.Errorf("%s: the header does not say the pods have no node selector:\n%s", f, out)
+		}
+		m, err := Read("x.yaml", out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pl := range m.Plan.Pools {
+			if pl.GPU != "" {
+				t.Errorf("%s: pool %s reads GPU %q", f, pl.Name, pl.GPU)
+			}
+		}
 	}
 }

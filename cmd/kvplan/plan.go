@@ -63,7 +63,7 @@ usd_per_day). Exit 1 when nothing meets the SLO (the closest is shown; with
 			&cli.IntFlag{Name: "prefix-tokens", Usage: "tokens of each shared prefix"},
 			&cli.IntFlag{Name: "max-gpus", Usage: "most GPUs a candidate may use (0 = no bound)"},
 			&cli.StringFlag{Name: "pricing", Value: capacity.PricingOnDemand, Usage: "instance prices: " + orList(catalog.Pricings) + " (the catalog lists no reserved prices: give them in --price-file)"},
-			&cli.StringFlag{Name: "provider", Usage: "provider whose instances the workers are packed onto (aws, lambda, oci, coreweave, ...; any: the cheapest; default aws, GPUs it does not rent at the catalog's per-GPU price)"},
+			&cli.StringFlag{Name: "provider", Usage: "provider whose instances the workers are packed onto (aws, gcp, azure, lambda, oci, coreweave, ...; any: the cheapest; default aws, GPUs it does not rent at the catalog's per-GPU price)"},
 			&cli.StringFlag{Name: "price-file", Usage: "TOML file of [[instance]] entries (as catalog/data/instances.toml) merged over the catalog's instance prices"},
 			&cli.StringSliceFlag{Name: "price", Usage: "GPU=USD per GPU-hour, paid by the GPU with no instance, over the catalog's price; repeatable"},
 			&cli.BoolFlag{Name: "owned", Usage: "price owned GPUs: power (--usd-per-kwh, --pue) and amortisation (--capex-per-gpu over --amortize-years) instead of a list price"},

@@ -84,7 +84,8 @@ func writeDeployment(c *cli.Context, cat *catalog.Catalog, q *capacity.Query, re
 		model = q.Model.Name
 	}
 	opts := manifest.EmitOptions{Model: model, EngineVersion: q.Engine.Newest(), Header: append(q.Summary(cand), capacity.PriceLine(cand)),
-		DefaultKVDtype: q.Model.KVDtype, DefaultBlockSize: q.Engine.DefaultBlockSize, NodeGPUs: capacity.NodeGPUs(cand)}
+		DefaultKVDtype: q.Model.KVDtype, DefaultBlockSize: q.Engine.DefaultBlockSize, NodeGPUs: capacity.NodeGPUs(cand),
+		GPUProducts: capacity.GPUProducts(cat, plan)}
 	for _, e := range emits {
 		opts.FileName = filepath.Base(e.path)
 		data, err := manifest.Emit(e.format, plan, opts)

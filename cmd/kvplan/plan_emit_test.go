@@ -42,8 +42,9 @@ func planValue(t *testing.T, plan []byte, key string) string {
 }
 
 // TestPlanEmitRoundTrip: what plan --emit writes, kvplan check passes at
-// the planned load (the plan file's rate and concurrency, the SLO, the GPU
-// and link the manifest cannot say), and every vllm serve line of the
+// the planned load (the plan file's rate and concurrency, the SLO, and the
+// link the manifest cannot say) with no --gpu: the pods' node selector
+// names the GPU. Every vllm serve line of the
 // script is read by kvplan memory; SGLang's and TensorRT-LLM's lines are
 // read by the reader's grammar of their entry point with no finding.
 func TestPlanEmitRoundTrip(t *testing.T) {
@@ -72,7 +73,7 @@ func TestPlanEmitRoundTrip(t *testing.T) {
 			if tc.mode == "disaggregated" != strings.Contains(string(plan), `role = "prefill"`) {
 				t.Fatalf("want a %s plan:\n%s", tc.mode, plan)
 			}
-			load := []string{"--gpu", "h100-sxm", "--link", "ib-ndr", "--isl", "4000", "--osl", "512",
+			load := []string{"--link", "ib-ndr", "--isl", "4000", "--osl", "512",
 				"--rate", planValue(t, plan, "request_rate"), "--concurrency", planValue(t, plan, "concurrency"),
 				"--ttft-p95", "1s", "--itl-p95", planValue(t, plan, "itl_ms") + "ms"}
 			for _, f := range tc.formats {
@@ -81,9 +82,22 @@ func TestPlanEmitRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				if strings.HasSuffix(files[f], ".yaml") {
+					if !strings.Contains(string(data), "nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3") {
+						t.Errorf("%s: no node selector of the H100's label:\n%s", f, data)
+					}
 					out, errs, code := kvplan(t, append([]string{"check", files[f]}, load...)...)
 					if code != 0 {
 						t.Errorf("check %s at the planned load: exit %d\n%s\n%s\n%s", f, code, data, out, errs)
+					}
+					// Without the selector the manifest names no GPU: the pass
+					// above read it from there.
+					bare := filepath.Join(dir, "bare-"+f+".yaml")
+					sel := regexp.MustCompile(`(?m)^\s*nodeSelector:\n\s*nvidia\.com/gpu\.product: .*\n`)
+					if err := os.WriteFile(bare, sel.ReplaceAll(data, nil), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if _, errs, code := kvplan(t, append([]string{"check", bare}, load...)...); code != 2 || !strings.Contains(errs, "no GPU for pool(s)") {
+						t.Errorf("check %s without its node selector: exit %d, want 2 and no GPU: %s", f, code, errs)
 					}
 					continue
 				}

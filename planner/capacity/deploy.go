@@ -62,3 +62,16 @@ func (r *Result) Pick(n int) (*Candidate, error) {
 	}
 	return c, nil
 }
+
+// GPUProducts maps each GPU the plan's pools run on (by the name the plan
+// gives it) to the nvidia.com/gpu.product label the catalog has for it, for
+// the emitted manifests' node selectors; a GPU with none is left out.
+func GPUProducts(cat *catalog.Catalog, p *planfile.Plan) map[string]string {
+	out := map[string]string{}
+	for _, pl := range p.Pools {
+		if g, err := cat.GPU(pl.GPU); err == nil && g.GPUProduct != "" {
+			out[pl.GPU] = g.GPUProduct
+		}
+	}
+	return out
+}
