@@ -165,4 +165,5 @@ func (r *reader) dynamoFrontend(w *worker, main *yaml.Node) {
 	}
 	r.m.Findings = append(r.m.Findings, w.findings...)
 	r.m.Notes = append(r.m.Notes, w.notes...)
+	r.report(w)
 }
