@@ -151,7 +151,7 @@ func (e *engineArgs) parse(w *worker, words []word) {
 				group = append(group, words[i+1])
 				i++
 			}
-			w.notUnderstoodHint(e.name, group, e.didYouMean(name))
+			w.notUnderstoodHint(e.name, group, func() string { return e.didYouMean(name) })
 			continue
 		}
 		v := value{flag: name, on: on, at: wd.pos()}

@@ -38,17 +38,13 @@ func (r *reader) readResources(w *worker, res *yaml.Node) {
 	limits := key(res, "limits")
 	for _, k := range []string{"nvidia.com/gpu", "amd.com/gpu", "gpu"} {
 		if n := key(limits, k); n != nil {
-			if g, ok := intValue(n); ok {
-				w.gpusPerPod, w.gpusAt = g, r.src.pos(n)
-			}
+			r.gpuLimit(w, n, "limits."+k)
 		}
 	}
-	if w.gpusPerPod < 0 {
+	if w.gpusPerPod < 0 && !w.gpusBad {
 		for _, k := range []string{"nvidia.com/gpu", "amd.com/gpu", "gpu"} {
 			if n := key(key(res, "requests"), k); n != nil {
-				if g, ok := intValue(n); ok {
-					w.gpusPerPod, w.gpusAt = g, r.src.pos(n)
-				}
+				r.gpuLimit(w, n, "requests."+k)
 			}
 		}
 	}
@@ -57,6 +53,16 @@ func (r *reader) readResources(w *worker, res *yaml.Node) {
 		w.set("memory_limit", r.src.pos(n))
 	} else if n := key(key(res, "requests"), "memory"); n != nil {
 		w.note(r.src.pos(n), "%s: memory is requested (%s) but not limited: no container limit, so nothing is OOM-killed at a limit", w.name, str(n))
+	}
+}
+
+// gpuLimit reads a GPU count of a pod (a limit or request): a bad one is a
+// finding, and the pod's GPUs are then unknown rather than "none".
+func (r *reader) gpuLimit(w *worker, n *yaml.Node, field string) {
+	if g, ok := w.count(r.src, n, field, 0, maxGPUsPerPod); ok {
+		w.gpusPerPod, w.gpusAt = g, r.src.pos(n)
+	} else {
+		w.gpusBad = true
 	}
 }
 

@@ -41,7 +41,7 @@ func (r *reader) llmInferenceService(root *yaml.Node, name string) {
 		w := newWorker(r.src, ro.name, "LLMInferenceService "+name+" "+ro.name, at)
 		w.setRole(ro.role, at)
 		if n := key(ro.node, "replicas"); n != nil {
-			w.replicas, _ = intValue(n)
+			w.replicas, _ = w.count(r.src, n, "replicas", 0, maxReplicas)
 			w.set("workers", r.src.pos(n))
 		}
 		tmpl := key(ro.node, "template")

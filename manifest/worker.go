@@ -84,7 +84,8 @@ type worker struct {
 	replicas         int    // pods (or pod groups) of this pool; 0 = 1
 	gpusPerPod       int    // nvidia.com/gpu (or Dynamo's gpu) limit of one pod; -1 = not stated
 	gpusAt           planfile.Pos
-	podsPerWorker    int // multinode / leader-worker groups: pods one engine spans; 0 = 1
+	gpusBad          bool // a GPU count that is not one (a finding says so)
+	podsPerWorker    int  // multinode / leader-worker groups: pods one engine spans; 0 = 1
 	tp, pp, dp       int
 	blockSize        int
 	blockAt          planfile.Pos
@@ -118,7 +119,8 @@ type worker struct {
 	args     []Arg // the arguments understood, canonical names (Manifest.Args)
 
 	// Arguments not understood: the finding of each kind (flag name or
-	// word), how often it was given, and those past maxNotUnderstood.
+	// word), how often it was given, and how many came past
+	// maxNotUnderstood kinds.
 	unknownAt     map[string]int // kind → index in findings
 	unknownTimes  map[string]int
 	unknownMore   int
@@ -154,11 +156,15 @@ func (w *worker) finding(f Finding) {
 const ReviewIgnoresIt = "; the review ignores it"
 
 // notUnderstood lists arguments kvplan does not know.
-func (w *worker) notUnderstood(entry string, words []word) { w.notUnderstoodHint(entry, words, "") }
+func (w *worker) notUnderstood(entry string, words []word) {
+	w.notUnderstoodHint(entry, words, func() string { return "" })
+}
 
 // notUnderstoodHint is notUnderstood with a did-you-mean (" (did you mean
 // -tp?)") after the argument.
-func (w *worker) notUnderstoodHint(entry string, words []word, hint string) {
+// hint is asked only for an argument that gets a finding: it compares the
+// name with every flag of the grammar.
+func (w *worker) notUnderstoodHint(entry string, words []word, hint func() string) {
 	if !w.newUnknown(words[0]) {
 		return
 	}
@@ -168,7 +174,7 @@ func (w *worker) notUnderstoodHint(entry string, words []word, hint string) {
 	}
 	arg := strings.Join(texts, " ")
 	w.finding(Finding{ID: IDNotUnderstood, Severity: Info, At: words[0].pos(),
-		Message: fmt.Sprintf("%s: %s argument %s is not understood by kvplan%s%s", w.name, entry, safetext.Quote(arg), hint, ReviewIgnoresIt),
+		Message: fmt.Sprintf("%s: %s argument %s is not understood by kvplan%s%s", w.name, entry, safetext.Quote(arg), hint(), ReviewIgnoresIt),
 		Why:     "kvplan reads the engine arguments that change memory, parallelism, KV transfer and routing; it lists every other argument instead of guessing what it does",
 		Fix:     "check that the argument is spelled as the engine expects; if it changes memory or parallelism, say so in a plan file next to the manifest",
 	})
@@ -208,7 +214,7 @@ func (w *worker) newUnknown(first word) bool {
 			w.unknownMoreAt = first.pos()
 		}
 		w.unknownMore++
-		w.unknownAt[kind] = -1
+		delete(w.unknownTimes, kind) // past the cap only the count is kept
 		return false
 	}
 	w.unknownAt[kind] = len(w.findings)
@@ -219,14 +225,14 @@ func (w *worker) newUnknown(first word) bool {
 // and counts those past maxNotUnderstood in one finding.
 func (w *worker) closeNotUnderstood(entry string) {
 	for kind, i := range w.unknownAt {
-		if n := w.unknownTimes[kind]; i >= 0 && n > 1 {
+		if n := w.unknownTimes[kind]; n > 1 {
 			f := &w.findings[i]
 			f.Message = strings.TrimSuffix(f.Message, ReviewIgnoresIt) + fmt.Sprintf(" (given %s times)", units.Thousands(int64(n))) + ReviewIgnoresIt
 		}
 	}
 	if w.unknownMore > 0 {
 		w.finding(Finding{ID: IDNotUnderstood, Severity: Info, At: w.unknownMoreAt,
-			Message: fmt.Sprintf("%s: … and %s more kinds of %s argument that kvplan does not understand, from here on (the first %d are listed)%s",
+			Message: fmt.Sprintf("%s: … and %s more %s arguments that kvplan does not understand, from here on (the first %d kinds are listed)%s",
 				w.name, units.Thousands(int64(w.unknownMore)), entry, maxNotUnderstood, ReviewIgnoresIt),
 			Why: "kvplan lists at most one finding per kind of argument it does not understand, and at most 20 kinds a worker",
 			Fix: "check that the arguments are spelled as the engine expects"})
@@ -270,5 +276,6 @@ func (w *worker) fork() *worker {
 		c.env[k] = v
 	}
 	c.notes = append(c.notes, w.notes...)
+	c.findings = append(c.findings, w.findings...)
 	return c
 }
