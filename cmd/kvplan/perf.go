@@ -54,7 +54,11 @@ func runPerf(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.String("plot") != "" && c.String("sweep") == "" {
+	plotPath, err := outputPath(c, "plot")
+	if err != nil {
+		return err
+	}
+	if plotPath != "" && c.String("sweep") == "" {
 		return fmt.Errorf("perf: --plot draws a curve: give --sweep concurrency=1,2,4,... too")
 	}
 	if s := c.String("sweep"); s != "" {
@@ -71,8 +75,8 @@ func runPerf(c *cli.Context) error {
 			}
 			plans = append(plans, p)
 		}
-		if path := c.String("plot"); path != "" {
-			if err := writeSweepPlot(c, path, perfSweepPlot(plans)); err != nil {
+		if plotPath != "" {
+			if err := writeSweepPlot(c, plotPath, perfSweepPlot(plans)); err != nil {
 				return err
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
-	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
@@ -84,7 +83,16 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// The table's and the simulator's counts, checked before the search.
+	// The output files, the table's and the simulator's counts, checked
+	// before the search.
+	planPath, err := outputPath(c, "write-plan")
+	if err != nil {
+		return err
+	}
+	plotPath, err := outputPath(c, "plot")
+	if err != nil {
+		return err
+	}
 	verify, err := intIn(c, "verify", intRange{0, 100, "candidates"})
 	if err != nil {
 		return err
@@ -106,20 +114,23 @@ func runPlan(c *cli.Context) error {
 			return internalError{err}
 		}
 	}
-	if path := c.String("write-plan"); path != "" {
+	// Nothing meets the SLO: the closest is shown and the run exits 1, as
+	// without the files; the notes say what was not written.
+	if planPath != "" {
 		if res.Best == nil {
-			return fmt.Errorf("--write-plan %s: nothing meets the SLO, so there is no plan to write", path)
-		}
-		data, err := q.PlanFile(res.Best)
-		if err != nil {
-			return internalError{err}
-		}
-		if err := safefile.WriteAtomic(path, data, safefile.WriteOptions{Overwrite: c.Bool("force")}); err != nil {
-			return fmt.Errorf("--write-plan: %w (add --force to replace it)", err)
+			res.Notes = append(res.Notes, fmt.Sprintf("no plan was written to %s: nothing meets the SLO", planPath))
+		} else {
+			data, err := q.PlanFile(res.Best)
+			if err != nil {
+				return internalError{err}
+			}
+			if err := writeOutput(c, "write-plan", planPath, data); err != nil {
+				return err
+			}
 		}
 	}
-	if path := c.String("plot"); path != "" {
-		if err := writePlot(c, path, res, q); err != nil {
+	if plotPath != "" {
+		if err := writePlot(c, plotPath, res, q); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
 )
@@ -39,18 +38,18 @@ func paretoPlot(res *capacity.Result, pts []capacity.ParetoPoint) report.Plot {
 	return p
 }
 
-// writePlot writes --plot: the SVG of the Pareto front.
+// writePlot writes --plot: the SVG of the Pareto front. With no candidate
+// meeting the SLO there is nothing to plot: a note says so, and the run
+// exits 1 with the closest candidate shown.
 func writePlot(c *cli.Context, path string, res *capacity.Result, q *capacity.Query) error {
 	p := paretoPlot(res, q.Pareto(res))
 	if len(p.Series) == 0 {
-		return fmt.Errorf("--plot %s: no candidate meets the SLO, so there is nothing to plot", path)
+		res.Notes = append(res.Notes, fmt.Sprintf("no plot was written to %s: no candidate meets the SLO", path))
+		return nil
 	}
 	var b bytes.Buffer
 	if err := report.WritePlotSVG(&b, p); err != nil {
 		return internalError{err}
 	}
-	if err := safefile.WriteAtomic(path, b.Bytes(), safefile.WriteOptions{Overwrite: c.Bool("force")}); err != nil {
-		return fmt.Errorf("--plot: %w (add --force to replace it)", err)
-	}
-	return nil
+	return writeOutput(c, "plot", path, b.Bytes())
 }
