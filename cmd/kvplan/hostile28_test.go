@@ -29,7 +29,9 @@ func TestForceWritesThroughLinks(t *testing.T) {
 		{"plan --write-plan", func(p string) []string {
 			return append(append([]string{}, exampleArgs...), "--verify", "0", "--write-plan", p)
 		}, "[pools."},
-		{"plan --plot", func(p string) []string { return append(append([]string{}, exampleArgs...), "--verify", "0", "--plot", p) }, "<svg"},
+		{"plan --plot", func(p string) []string {
+			return append(append([]string{}, exampleArgs...), "--verify", "0", "--plot", p)
+		}, "<svg"},
 		{"perf --plot", func(p string) []string { return append(append([]string{}, perfArgs...), "--plot", p) }, "<svg"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,7 +85,7 @@ func TestUnmetSLOWithOutputFiles(t *testing.T) {
 	}
 }
 
-// TestEmptyOutputPaths: `--write-plan ''` exited 0 and wrote nothing.
+// TestEmptyOutputPaths: `--write-plan ”` exited 0 and wrote nothing.
 func TestEmptyOutputPaths(t *testing.T) {
 	withStandIn(t)
 	for _, c := range []struct {
@@ -139,5 +141,63 @@ func TestHostileCommandLines(t *testing.T) {
 	out, errOut, code := kvplanWithin(t, 2*time.Second, "check", pod("vllm serve Qwen/Qwen3-0.6B <(x)"), "--gpu", "h100-sxm", "-o", "json")
 	if code == ExitInternal || code == ExitUsage || !strings.Contains(out, `is a process substitution`) {
 		t.Errorf("exit %d, %s\n%s", code, errOut, out)
+	}
+}
+
+// TestZeroSaysTheRange: --gpus 0 and --isl 0 said "required" (or "give a
+// rate or a GPU count"), as if they had not been given.
+func TestZeroSaysTheRange(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"perf", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--isl", "0", "--osl", "10"}, "kvplan: --input-tokens 0 is out of range: want 1 to 100,000,000\n"},
+		{[]string{"plan", "--model", "llama-3.1-8b", "--isl", "100", "--osl", "10", "--ttft-p95", "1s", "--itl-p95", "50ms", "--gpus", "0"},
+			"kvplan: plan: --gpus 0 is out of range: want 1 to 100,000 GPUs\n"},
+		// Not given at all: still "required".
+		{[]string{"perf", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--osl", "10"}, "kvplan: perf: --isl and --osl (--input-tokens, --output-tokens) are required (see kvplan perf --help)\n"},
+	} {
+		if _, errOut, code := kvplan(t, c.args...); code != ExitUsage || errOut != c.want {
+			t.Errorf("%v: exit %d, %q, want %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// TestLongValuesAreQuotedShort: a 15,000-value --sweep was echoed whole
+// (about 2 KB on one line, cut only by the line cap).
+func TestLongValuesAreQuotedShort(t *testing.T) {
+	vals := make([]string, 15_000)
+	for i := range vals {
+		vals[i] = fmt.Sprint(i + 1)
+	}
+	sweep := "concurrency=" + strings.Join(vals, ",")
+	_, errOut, code := kvplan(t, "perf", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--isl", "100", "--osl", "10", "--sweep", sweep)
+	want := fmt.Sprintf("kvplan: --sweep: at most 64 values, not 15,000: %q (%d bytes)\n", sweep[:80]+"…", len(sweep))
+	if code != ExitUsage || errOut != want {
+		t.Errorf("exit %d, %q, want %q", code, errOut, want)
+	}
+}
+
+// TestRepeatedErrorsAreCounted: a plan of 20,000 bad pools printed 20,002
+// lines; the first 10 errors are printed and the rest counted.
+func TestRepeatedErrorsAreCounted(t *testing.T) {
+	data, err := os.ReadFile("../../examples/clean.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.Write(data)
+	for i := range 200 {
+		fmt.Fprintf(&b, "\n[pools.p%d]\nrole = \"aggregated\"\nworkers = -1\ngpu = \"rtx4090\"\n", i)
+	}
+	plan := filepath.Join(t.TempDir(), "plan.toml")
+	if err := os.WriteFile(plan, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := kvplan(t, "check", plan)
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	if code != ExitUsage || len(lines) != 11 || lines[10] != "kvplan: … and 190 more errors (the first 10 are listed)" ||
+		!strings.HasSuffix(lines[0], "pools.p0.workers: -1 is not accepted: want 1 or more") {
+		t.Errorf("exit %d, %d lines:\n%s", code, len(lines), errOut)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/units"
@@ -122,7 +123,7 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if c.IsSet(flagGPUUtil) && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
 		return nil, fmt.Errorf("--%s %g: must be in (0, 1], e.g. 0.9", flagGPUUtil, sc.GPUUtil)
 	}
-	if c.Int(flagInputTokens) == 0 || c.Int(flagOutputTokens) == 0 {
+	if !c.IsSet(flagInputTokens) || !c.IsSet(flagOutputTokens) { // given as 0: the range, below
 		return nil, fmt.Errorf("perf: --isl and --osl (--input-tokens, --output-tokens) are required (see kvplan perf --help)")
 	}
 	ints := []struct {
@@ -149,20 +150,23 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 
 // sweepValues parses --sweep concurrency=1,2,4.
 func sweepValues(s string) ([]int, error) {
+	// The reason first, and at most 80 bytes of the value (a sweep of
+	// 15,000 values was echoed whole).
 	name, list, ok := strings.Cut(s, "=")
 	if !ok || !strings.EqualFold(strings.TrimSpace(name), "concurrency") {
-		return nil, fmt.Errorf("--sweep %q: want concurrency=1,2,4,... (concurrency is the one axis swept)", s)
+		return nil, fmt.Errorf("--sweep: want concurrency=1,2,4,... (concurrency is the one axis swept), not %s", safetext.Quote(s))
+	}
+	fields := strings.Split(list, ",")
+	if len(fields) > 64 {
+		return nil, fmt.Errorf("--sweep: at most 64 values, not %s: %s", units.Thousands(int64(len(fields))), safetext.Quote(s))
 	}
 	var out []int
-	for _, f := range strings.Split(list, ",") {
+	for _, f := range fields {
 		v, err := units.ParseCount(strings.TrimSpace(f)) // 1k is 1000
 		if err != nil || v < 1 || v > 100_000 {
-			return nil, fmt.Errorf("--sweep %q: %q is not a concurrency between 1 and 100,000", s, f)
+			return nil, fmt.Errorf("--sweep: each concurrency must be from 1 to 100,000, not %s", safetext.Quote(f))
 		}
 		out = append(out, int(v))
-	}
-	if len(out) > 64 {
-		return nil, fmt.Errorf("--sweep %q: at most 64 values", s)
 	}
 	return out, nil
 }

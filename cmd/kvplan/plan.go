@@ -191,8 +191,10 @@ func planQuery(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) {
 			return nil, fmt.Errorf("--rate %s: must be above 0 and at most 1,000,000 requests per second", s)
 		}
 	}
-	if q.GPUs, err = positive(c, "gpus", true); err != nil {
-		return nil, err
+	if c.IsSet("gpus") { // --gpus 0 is out of range, not "give a rate or a GPU count"
+		if q.GPUs, err = intIn(c, "gpus", intRange{1, 100_000, "GPUs"}); err != nil {
+			return nil, err
+		}
 	}
 	if q.TTFTP95MS, err = sloFlag(c, "ttft-p95"); err != nil {
 		return nil, err
