@@ -201,3 +201,22 @@ func TestRepeatedErrorsAreCounted(t *testing.T) {
 		t.Errorf("exit %d, %d lines:\n%s", code, len(lines), errOut)
 	}
 }
+
+// TestMemoryReadsEveryPPSpelling: kvplan memory applied vLLM's
+// --pipeline-parallel-size from a pasted line but dropped SGLang's
+// --pp-size and trtllm-serve's --pp_size, noting them as not modelled.
+func TestMemoryReadsEveryPPSpelling(t *testing.T) {
+	for _, line := range [][]string{
+		{"vllm", "serve", "Qwen/Qwen3-8B", "--pipeline-parallel-size", "2"},
+		{"vllm", "serve", "Qwen/Qwen3-8B", "-pp", "2"},
+		{"python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--pp-size", "2"},
+		{"python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--pp", "2"},
+		{"trtllm-serve", "Qwen/Qwen3-8B", "--pp_size", "2"},
+		{"python3", "-m", "dynamo.trtllm", "--model-path", "Qwen/Qwen3-8B", "--pipeline-parallel-size", "2"},
+	} {
+		out, errOut, code := kvplan(t, append([]string{"memory", "--gpu", "h100-sxm", "--"}, line...)...)
+		if code != ExitOK || !strings.Contains(out, "tp 1, pp 2 (the limiting stage)") || strings.Contains(errOut, "pipeline parallelism") {
+			t.Errorf("%v: exit %d, stderr %q\n%s", line, code, errOut, out)
+		}
+	}
+}
