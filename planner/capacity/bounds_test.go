@@ -168,7 +168,7 @@ func TestPredictionAtTheSLOMeetsIt(t *testing.T) {
 
 // TestVerifyTokenBudget: --sim-requests 1,000,000 of 4,512 tokens each on
 // every candidate would replay billions of tokens; the requests of one
-// verification carry at most 50,000,000 tokens (here 5,000,000, to keep
+// verification carry at most 100,000,000 tokens (here 5,000,000, to keep
 // the test short), split evenly, and a note says how many each replayed.
 func TestVerifyTokenBudget(t *testing.T) {
 	cat := testCatalog(t)

@@ -82,7 +82,7 @@ func (q *Query) Verify(res *Result, n, requests int, seed uint64) error {
 // the requests (about 20 million tokens/s on this project's machine, busy).
 var (
 	maxSimWorkers   = 64         // workers of one replayed candidate, both roles together
-	maxVerifyTokens = 50_000_000 // requests × (input + output tokens), all candidates together
+	maxVerifyTokens = 100_000_000 // requests × (input + output tokens), all candidates together
 )
 
 const minVerifyRequests = 20 // requests a candidate replays however long they are
