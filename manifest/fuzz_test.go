@@ -17,6 +17,12 @@ func FuzzRead(f *testing.F) {
 		}
 	}
 	f.Add([]byte("kind: Pod\nspec:\n  containers:\n    - command: [sh, -c, 'vllm serve \"$(unclosed']\n"))
+	// Issue 28's manifests: empty documents, counts that are not counts, bytes YAML refuses.
+	pod := "kind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - command: [vllm, serve, M]\n"
+	for _, s := range []string{pod + "---\n", pod + "---\n---\n# c\n", pod + "  note: \xff\x00\n",
+		"kind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: .nan\n  template:\n    spec:\n      containers:\n        - command: [vllm, serve, M]\n          resources:\n            limits:\n              nvidia.com/gpu: 1e20\n"} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Read("fuzz.yaml", data)
 		if err != nil {
