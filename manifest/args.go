@@ -20,8 +20,8 @@ type word struct {
 	at   func(off int) planfile.Pos // place of byte off of text
 	node *yaml.Node                 // the YAML scalar it is, when it is one whole
 	// opaque says why the word's value is unknown: the shell would get it
-	// from a command or process substitution, which kvplan never runs. The
-	// text is the word as written.
+	// from a command or process substitution, which kvplan never runs, or
+	// would stop at it. The text is the word as written.
 	opaque string
 }
 

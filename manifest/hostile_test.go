@@ -76,6 +76,10 @@ func TestShellSubstitutionsAreFindings(t *testing.T) {
 		{"vllm serve Qwen/Qwen3-0.6B --max-model-len $(cat f)", "$(cat f)", `vllm serve argument --max-model-len "$(cat f)" is a command substitution ($(...) or ` + "`...`" + `)`},
 		{"vllm serve Qwen/Qwen3-0.6B --max-model-len `cat f`", "`cat f`", `vllm serve argument --max-model-len "$(cat f)" is a command substitution`},
 		{"vllm serve Qwen/Qwen3-0.6B --tensor-parallel-size=$(nproc)", "--tensor", `vllm serve argument "--tensor-parallel-size=$(nproc)" is a command substitution`},
+		// FuzzShellWords' crasher: the parser takes this slice offset and the
+		// expander panicked on it (-- of something other than a name).
+		{"vllm serve Qwen/Qwen3-0.6B --max-model-len ${A: --s---m}", "${A", `vllm serve argument --max-model-len "${A:--s---m}" is an arithmetic expansion the shell would stop at, so its value is unknown`},
+		{"vllm serve Qwen/Qwen3-0.6B --max-model-len ${A?unset}", "${A", `vllm serve argument --max-model-len "${A?unset}" is a word the shell would stop at (A: unset), so its value is unknown`},
 	} {
 		data := shellPod(c.script)
 		m, err := Read("pod.yaml", data)

@@ -61,6 +61,10 @@ type shell struct {
 	expanded float64
 	work     float64
 	refused  bool
+	// badArith is set by wordBound when the word holds arithmetic the
+	// expander cannot evaluate (it panics on `--(1)`): the word is then not
+	// expanded.
+	badArith bool
 }
 
 // newShell starts reading a script of w's, placed by at (a byte offset of
@@ -81,8 +85,8 @@ func (r *reader) newShell(w *worker, what string, at func(off int) planfile.Pos)
 }
 
 var (
-	errCmdSubst  = errors.New("a command substitution ($(...) or `...`)")
-	errProcSubst = errors.New("a process substitution (<(...) or >(...))")
+	errCmdSubst  = errors.New("a command substitution ($(...) or `...`), which kvplan never runs")
+	errProcSubst = errors.New("a process substitution (<(...) or >(...)), which kvplan never runs")
 )
 
 // refuse reports that the script is not read, at byte off of it.
@@ -149,7 +153,11 @@ func (s *shell) assign(a *syntax.Assign) {
 	if s.refused || a.Name == nil || a.Value == nil {
 		return
 	}
+	s.badArith = false
 	bound := s.wordBound(a.Value)
+	if s.badArith {
+		return // the shell would stop at it: the variable stays unset
+	}
 	if a.Append {
 		bound += float64(len(s.env.vars[a.Name.Value]))
 	}
@@ -203,15 +211,20 @@ func approxBytes(b float64) string {
 // false when the script is refused.
 func (s *shell) words(wd *syntax.Word) ([]word, bool) {
 	off := int(wd.Pos().Offset())
+	s.badArith = false
 	if !s.charge(off, s.wordBound(wd), "a word") {
 		return nil, false
 	}
 	at := s.at
+	if s.badArith {
+		return []word{{text: wordText(wd), at: func(d int) planfile.Pos { return at(off + d) },
+			opaque: "an arithmetic expansion the shell would stop at"}}, true
+	}
 	fields, err := expand.Fields(s.cfg, wd)
 	if err != nil {
 		why := err.Error()
 		if !errors.Is(err, errCmdSubst) && !errors.Is(err, errProcSubst) {
-			why = "where the shell would stop (" + safetext.Clip(why, 200) + ")"
+			why = "a word the shell would stop at (" + safetext.Clip(why, 200) + ")"
 		}
 		return []word{{text: wordText(wd), at: func(d int) planfile.Pos { return at(off + d) }, opaque: why}}, true
 	}
@@ -345,16 +358,36 @@ func (s *shell) paramSize(pe *syntax.ParamExp) float64 {
 	return base
 }
 
-// arithWork adds the words inside an arithmetic expression to the work:
-// each is expanded before the sum is taken.
+// arithWork adds the words inside an arithmetic expression to the work
+// (each is expanded before the sum is taken), and sets badArith for an
+// expression the expander would panic on: ++ or -- of anything but a name,
+// an assignment to anything but a name, ?: without its :. The parser takes
+// `--(1)`; FuzzShellWords found the panic.
 func (s *shell) arithWork(x syntax.ArithmExpr) {
 	if x == nil {
 		return
 	}
 	syntax.Walk(x, func(n syntax.Node) bool {
-		if wd, ok := n.(*syntax.Word); ok {
-			s.work += s.wordBound(wd)
+		switch n := n.(type) {
+		case *syntax.Word:
+			s.work += s.wordBound(n)
 			return false
+		case *syntax.UnaryArithm:
+			if _, name := n.X.(*syntax.Word); (n.Op == syntax.Inc || n.Op == syntax.Dec) && !name {
+				s.badArith = true
+			}
+		case *syntax.BinaryArithm:
+			switch n.Op {
+			case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn, syntax.RemAssgn,
+				syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn, syntax.ShrAssgn:
+				if _, name := n.X.(*syntax.Word); !name {
+					s.badArith = true
+				}
+			case syntax.TernQuest:
+				if y, ok := n.Y.(*syntax.BinaryArithm); !ok || y.Op != syntax.TernColon {
+					s.badArith = true
+				}
+			}
 		}
 		return true
 	})

@@ -180,9 +180,10 @@ func (w *worker) notUnderstoodHint(entry string, words []word, hint func() strin
 	})
 }
 
-// opaqueWord reports a word whose value the shell would get by running a
-// command (a command or process substitution), which kvplan never does;
-// flag names the flag it is the value of, if any.
+// opaqueWord reports a word whose value kvplan cannot know: the shell would
+// get it by running a command (a command or process substitution), which
+// kvplan never does, or would stop at it; flag names the flag it is the
+// value of, if any.
 func (w *worker) opaqueWord(entry string, wd word, flag string) {
 	if !w.newUnknown(wd) {
 		return
@@ -192,7 +193,7 @@ func (w *worker) opaqueWord(entry string, wd word, flag string) {
 		what = fmt.Sprintf("argument %s %s", flag, safetext.Quote(wd.text))
 	}
 	w.finding(Finding{ID: IDNotUnderstood, Severity: Info, At: wd.pos(),
-		Message: fmt.Sprintf("%s: %s %s is %s, which kvplan never runs, so its value is unknown%s", w.name, entry, what, wd.opaque, ReviewIgnoresIt),
+		Message: fmt.Sprintf("%s: %s %s is %s, so its value is unknown%s", w.name, entry, what, wd.opaque, ReviewIgnoresIt),
 		Why:     "nothing in a manifest is ever run by kvplan: a value the shell would get from a command is unknown to the review",
 		Fix:     "write the value itself in the command line, or say it in a plan file next to the manifest",
 	})
