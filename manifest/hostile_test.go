@@ -79,6 +79,9 @@ func TestShellSubstitutionsAreFindings(t *testing.T) {
 		// FuzzShellWords' crasher: the parser takes this slice offset and the
 		// expander panicked on it (-- of something other than a name).
 		{"vllm serve Qwen/Qwen3-0.6B --max-model-len ${A: --s---m}", "${A", `vllm serve argument --max-model-len "${A:--s---m}" is an arithmetic expansion the shell would stop at, so its value is unknown`},
+		// The second: a pattern whose translated regexp does not compile
+		// (regexp.MustCompile in the expander's removePattern).
+		{"vllm serve Qwen/Qwen3-0.6B --max-model-len ${A%[[-\\H]}", "${A", `vllm serve argument --max-model-len "${A%[[-\\H]}" is a word the shell expander kvplan uses cannot evaluate, so its value is unknown`},
 		{"vllm serve Qwen/Qwen3-0.6B --max-model-len ${A?unset}", "${A", `vllm serve argument --max-model-len "${A?unset}" is a word the shell would stop at (A: unset), so its value is unknown`},
 	} {
 		data := shellPod(c.script)

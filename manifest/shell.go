@@ -77,17 +77,42 @@ func (r *reader) newShell(w *worker, what string, at func(off int) planfile.Pos)
 		}
 	}
 	s := &shell{r: r, w: w, what: what, at: at, env: env}
-	s.cfg = &expand.Config{Env: env,
+	s.cfg = s.config()
+	return s
+}
+
+// config is the expander's configuration: the script's env, and handlers
+// that refuse command and process substitutions (without them the expander
+// dereferenced a nil function: exit 3).
+func (s *shell) config() *expand.Config {
+	return &expand.Config{Env: s.env,
 		CmdSubst:  func(io.Writer, *syntax.CmdSubst) error { return errCmdSubst },
 		ProcSubst: func(*syntax.ProcSubst) (string, error) { return "", errProcSubst },
 	}
-	return s
 }
 
 var (
 	errCmdSubst  = errors.New("a command substitution ($(...) or `...`), which kvplan never runs")
 	errProcSubst = errors.New("a process substitution (<(...) or >(...)), which kvplan never runs")
+	errExpander  = errors.New("a word the shell expander kvplan uses cannot evaluate")
 )
+
+// expandSafely runs one expansion and turns a panic of the expander into
+// errExpander. mvdan.cc/sh's expander asserts things its parser lets
+// through; FuzzShellWords found two: an arithmetic operand that is not a
+// name (${A: --s---m}), and a ${A%pattern} whose translated regular
+// expression does not compile (${A%[[-\H]}: regexp.MustCompile in
+// removePattern). The
+// configuration is made afresh after one, in case the expander left state.
+func (s *shell) expandSafely(f func() error) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = errExpander
+			s.cfg = s.config()
+		}
+	}()
+	return f()
+}
 
 // refuse reports that the script is not read, at byte off of it.
 func (s *shell) refuse(off int, msg, fix string) {
@@ -164,8 +189,8 @@ func (s *shell) assign(a *syntax.Assign) {
 	if !s.charge(int(a.Pos().Offset()), bound, "$"+a.Name.Value) {
 		return
 	}
-	v, err := expand.Literal(s.cfg, a.Value)
-	if err != nil {
+	var v string
+	if err := s.expandSafely(func() (err error) { v, err = expand.Literal(s.cfg, a.Value); return err }); err != nil {
 		return
 	}
 	if a.Append {
@@ -220,10 +245,11 @@ func (s *shell) words(wd *syntax.Word) ([]word, bool) {
 		return []word{{text: wordText(wd), at: func(d int) planfile.Pos { return at(off + d) },
 			opaque: "an arithmetic expansion the shell would stop at"}}, true
 	}
-	fields, err := expand.Fields(s.cfg, wd)
+	var fields []string
+	err := s.expandSafely(func() (err error) { fields, err = expand.Fields(s.cfg, wd); return err })
 	if err != nil {
 		why := err.Error()
-		if !errors.Is(err, errCmdSubst) && !errors.Is(err, errProcSubst) {
+		if !errors.Is(err, errCmdSubst) && !errors.Is(err, errProcSubst) && !errors.Is(err, errExpander) {
 			why = "a word the shell would stop at (" + safetext.Clip(why, 200) + ")"
 		}
 		return []word{{text: wordText(wd), at: func(d int) planfile.Pos { return at(off + d) }, opaque: why}}, true
