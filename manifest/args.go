@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/internal/suggest"
 	"github.com/kvplan/kvplan/planfile"
 )
@@ -18,6 +19,10 @@ type word struct {
 	text string
 	at   func(off int) planfile.Pos // place of byte off of text
 	node *yaml.Node                 // the YAML scalar it is, when it is one whole
+	// opaque says why the word's value is unknown: the shell would get it
+	// from a command or process substitution, which kvplan never runs, or
+	// would stop at it. The text is the word as written.
+	opaque string
 }
 
 func (w word) pos() planfile.Pos { return w.at(0) }
@@ -104,10 +109,15 @@ func (e *engineArgs) didYouMean(name string) string {
 // the word after them when it is not a flag (it may be their value); a value
 // that does not parse is a finding at the value. Nothing is guessed.
 func (e *engineArgs) parse(w *worker, words []word) {
+	defer w.closeNotUnderstood(e.name)
 	positionalOnly := false
 	for i := 0; i < len(words); i++ {
 		wd := words[i]
 		t := wd.text
+		if wd.opaque != "" {
+			w.opaqueWord(e.name, wd, "")
+			continue
+		}
 		if positionalOnly || !strings.HasPrefix(t, "-") || t == "-" || isNumber(t) {
 			if e.positional == nil || !e.positional(w, wd) {
 				w.notUnderstood(e.name, []word{wd})
@@ -141,7 +151,7 @@ func (e *engineArgs) parse(w *worker, words []word) {
 				group = append(group, words[i+1])
 				i++
 			}
-			w.notUnderstoodHint(e.name, group, e.didYouMean(name))
+			w.notUnderstoodHint(e.name, group, func() string { return e.didYouMean(name) })
 			continue
 		}
 		v := value{flag: name, on: on, at: wd.pos()}
@@ -152,6 +162,10 @@ func (e *engineArgs) parse(w *worker, words []word) {
 				v.text, v.at = inline, valueAt()
 			case i+1 < len(words):
 				i++
+				if words[i].opaque != "" {
+					w.opaqueWord(e.name, words[i], name)
+					continue
+				}
 				v.text, v.at = words[i].text, words[i].pos()
 			default:
 				w.badValue(name, wd.pos(), fmt.Sprintf("%s needs a value and the command line ends", name), "give it a value or remove it")
@@ -163,12 +177,16 @@ func (e *engineArgs) parse(w *worker, words []word) {
 			}
 			for i+1 < len(words) && !strings.HasPrefix(words[i+1].text, "-") {
 				i++
+				if words[i].opaque != "" {
+					w.opaqueWord(e.name, words[i], name)
+					continue
+				}
 				v.list = append(v.list, words[i])
 			}
 		case spec.kind == isBool && hasInline:
 			b, okb := parseBool(inline)
 			if !okb {
-				w.badValue(name, valueAt(), fmt.Sprintf("%s takes no value (got %q)", name, inline), "write "+name+" alone, or --no-"+strings.TrimPrefix(name, "--"))
+				w.badValue(name, valueAt(), fmt.Sprintf("%s takes no value (got %s)", name, safetext.Quote(inline)), "write "+name+" alone, or --no-"+strings.TrimPrefix(name, "--"))
 				continue
 			}
 			v.on = b && on
@@ -232,8 +250,8 @@ func parseBool(s string) (bool, bool) {
 }
 
 func quoteIfNeeded(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t\"'") {
-		return fmt.Sprintf("%q", s)
+	if s == "" || len(s) > safetext.MaxQuoted || strings.ContainsAny(s, " \t\"'") {
+		return safetext.Quote(s)
 	}
 	return s
 }

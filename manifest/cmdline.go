@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/planfile"
 )
 
@@ -45,8 +46,9 @@ func ReadCommandString(name, line string) (*Manifest, error) {
 	if words == nil {
 		// No engine entry point: the arguments of vllm serve, or a line the
 		// shell parser refused (then w holds the finding).
-		if len(w.findings) > 0 {
-			return nil, fmt.Errorf("%s", w.findings[0].Message)
+		if len(r.scriptErrors) > 0 {
+			f := r.scriptErrors[0].f
+			return nil, fmt.Errorf("%s: %s", f.At, f.Message)
 		}
 		return r.vllmArgs(w, line, node)
 	}
@@ -62,8 +64,13 @@ func newCommandReader(name, line string) *reader {
 func (r *reader) vllmArgs(w *worker, line string, node *yaml.Node) (*Manifest, error) {
 	full := "vllm serve " + line
 	words := r.shellWords(w, full, &yaml.Node{Kind: yaml.ScalarNode, Value: full, Line: node.Line, Column: node.Column})
+	if words == nil && len(r.scriptErrors) > 0 {
+		f := r.scriptErrors[0].f
+		f.At.Col = max(1, f.At.Col-len("vllm serve ")) // the place in what the user wrote
+		return nil, fmt.Errorf("%s: %s", f.At, f.Message)
+	}
 	if words == nil {
-		return nil, fmt.Errorf("%s: %q is not an engine command line kvplan knows (vllm serve, python -m vllm.entrypoints.openai.api_server, python -m sglang.launch_server, trtllm-serve, python -m dynamo.vllm|sglang|trtllm)", r.src.file, line)
+		return nil, fmt.Errorf("%s: %s is not an engine command line kvplan knows (vllm serve, python -m vllm.entrypoints.openai.api_server, python -m sglang.launch_server, trtllm-serve, python -m dynamo.vllm|sglang|trtllm)", r.src.file, safetext.Quote(line))
 	}
 	// The words' places count "vllm serve " that the user did not write.
 	shift := len("vllm serve ")
@@ -87,7 +94,7 @@ func (r *reader) commandLine(words []word) (*Manifest, error) {
 		words = append([]word{fixedWord("vllm", w.at), fixedWord("serve", w.at)}, words...)
 	}
 	if !r.engineWorker(w, words, nil, "") {
-		return nil, fmt.Errorf("%s: %q does not start an engine kvplan knows (vllm serve, python -m vllm.entrypoints.openai.api_server, python -m sglang.launch_server, trtllm-serve, python -m dynamo.vllm|sglang|trtllm)", r.src.file, words[0].text)
+		return nil, fmt.Errorf("%s: %s does not start an engine kvplan knows (vllm serve, python -m vllm.entrypoints.openai.api_server, python -m sglang.launch_server, trtllm-serve, python -m dynamo.vllm|sglang|trtllm)", r.src.file, safetext.Quote(words[0].text))
 	}
 	r.addWorker(w)
 	if err := r.assemble(); err != nil {

@@ -1,16 +1,16 @@
 package manifest
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
-	"mvdan.cc/sh/v3/expand"
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/kvplan/kvplan/planfile"
+	"github.com/kvplan/kvplan/units"
 )
 
 // GPU labels that name a node's GPU model, in the order they are trusted:
@@ -38,17 +38,13 @@ func (r *reader) readResources(w *worker, res *yaml.Node) {
 	limits := key(res, "limits")
 	for _, k := range []string{"nvidia.com/gpu", "amd.com/gpu", "gpu"} {
 		if n := key(limits, k); n != nil {
-			if g, ok := intValue(n); ok {
-				w.gpusPerPod, w.gpusAt = g, r.src.pos(n)
-			}
+			r.gpuLimit(w, n, "limits."+k)
 		}
 	}
-	if w.gpusPerPod < 0 {
+	if w.gpusPerPod < 0 && !w.gpusBad {
 		for _, k := range []string{"nvidia.com/gpu", "amd.com/gpu", "gpu"} {
 			if n := key(key(res, "requests"), k); n != nil {
-				if g, ok := intValue(n); ok {
-					w.gpusPerPod, w.gpusAt = g, r.src.pos(n)
-				}
+				r.gpuLimit(w, n, "requests."+k)
 			}
 		}
 	}
@@ -57,6 +53,16 @@ func (r *reader) readResources(w *worker, res *yaml.Node) {
 		w.set("memory_limit", r.src.pos(n))
 	} else if n := key(key(res, "requests"), "memory"); n != nil {
 		w.note(r.src.pos(n), "%s: memory is requested (%s) but not limited: no container limit, so nothing is OOM-killed at a limit", w.name, str(n))
+	}
+}
+
+// gpuLimit reads a GPU count of a pod (a limit or request): a bad one is a
+// finding, and the pod's GPUs are then unknown rather than "none".
+func (r *reader) gpuLimit(w *worker, n *yaml.Node, field string) {
+	if g, ok := w.count(r.src, n, field, 0, maxGPUsPerPod); ok {
+		w.gpusPerPod, w.gpusAt = g, r.src.pos(n)
+	} else {
+		w.gpusBad = true
 	}
 }
 
@@ -144,14 +150,34 @@ var k8sVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\
 
 // scalarWord is one element of command or args, after Kubernetes' $(VAR)
 // expansion (a reference to an unknown variable stays as written).
+// The expansion is measured before it is done: a word that would expand
+// past maxWordBytes (64 KiB) stays as written, with a finding.
 func (r *reader) scalarWord(w *worker, n *yaml.Node) word {
-	text := k8sVar().ReplaceAllStringFunc(n.Value, func(m string) string {
-		if v, ok := w.env[m[2:len(m)-1]]; ok && !v.fromRef {
-			return v.value
-		}
-		return m
-	})
 	src, node := r.src, n
+	value := func(m string) (string, bool) {
+		v, ok := w.env[m[2:len(m)-1]]
+		return v.value, ok && !v.fromRef
+	}
+	text := n.Value
+	if strings.Contains(text, "$(") {
+		size := len(text)
+		for _, m := range k8sVar().FindAllString(text, -1) {
+			if v, ok := value(m); ok {
+				size += len(v) - len(m)
+			}
+		}
+		if size > maxWordBytes {
+			w.badValue("command", r.src.pos(n), fmt.Sprintf("the argument expands its $(VAR) references to %s bytes, more than the %s kvplan expands a word; read as written",
+				units.Thousands(int64(size)), units.Bytes(maxWordBytes)), "write the value out, or shorten it")
+		} else {
+			text = k8sVar().ReplaceAllStringFunc(text, func(m string) string {
+				if v, ok := value(m); ok {
+					return v
+				}
+				return m
+			})
+		}
+	}
 	return word{text: text, at: func(off int) planfile.Pos { return src.at(node, off) }, node: node}
 }
 
@@ -176,117 +202,6 @@ func shellScript(argv []word) (string, *yaml.Node, bool) {
 		}
 	}
 	return "", nil, false
-}
-
-// shellWords parses a shell script and returns the words of the command
-// that starts an engine (the first one kvplan recognises), expanded with the
-// container's env and the script's own assignments. A variable the script
-// uses but nothing sets is noted; the word keeps what the shell would give
-// (empty).
-func (r *reader) shellWords(w *worker, script string, node *yaml.Node) []word {
-	f, err := syntax.NewParser().Parse(strings.NewReader(script), "")
-	at := func(off int) planfile.Pos { return r.src.at(node, off) }
-	if err != nil {
-		w.badValue("command", at(0), "the shell command does not parse: "+err.Error(), "fix the script's quoting")
-		return nil
-	}
-	env := &scriptEnv{vars: map[string]string{}}
-	for k, v := range w.env {
-		if !v.fromRef {
-			env.vars[k] = v.value
-		}
-	}
-	cfg := &expand.Config{Env: env}
-	var found []word
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if found != nil {
-			return false
-		}
-		switch x := n.(type) {
-		case *syntax.DeclClause: // export A=1
-			for _, a := range x.Args {
-				if a.Name != nil && a.Value != nil {
-					if v, err := expand.Literal(cfg, a.Value); err == nil {
-						env.vars[a.Name.Value] = v
-					}
-				}
-			}
-			return false
-		case *syntax.CallExpr:
-			for _, a := range x.Assigns {
-				if a.Name != nil && a.Value != nil {
-					if v, err := expand.Literal(cfg, a.Value); err == nil {
-						env.vars[a.Name.Value] = v
-					}
-				}
-			}
-			var words []word
-			for _, wd := range x.Args {
-				fields, err := expand.Fields(cfg, wd)
-				if err != nil {
-					fields = []string{wordText(wd)}
-				}
-				off := int(wd.Pos().Offset())
-				for _, fl := range fields {
-					o := off
-					words = append(words, word{text: fl, at: func(d int) planfile.Pos { return at(o + d) }})
-				}
-			}
-			if _, _, ok := identify(words); ok {
-				found = words
-				for _, wd := range x.Args {
-					syntax.Walk(wd, func(n syntax.Node) bool {
-						if pe, ok := n.(*syntax.ParamExp); ok && pe.Param != nil {
-							if _, set := env.vars[pe.Param.Value]; !set && !contains(env.missing, pe.Param.Value) {
-								env.missing = append(env.missing, pe.Param.Value)
-							}
-						}
-						return true
-					})
-				}
-			}
-			return false
-		}
-		return true
-	})
-	for _, name := range env.missing {
-		w.note(at(0), "%s: the command uses $%s, which neither the container's env nor the script sets: it expands to nothing", w.name, name)
-	}
-	if found == nil {
-		return nil
-	}
-	return found
-}
-
-// wordText is a shell word as written, for a word the expander refuses
-// (a command substitution).
-func wordText(wd *syntax.Word) string {
-	var b strings.Builder
-	syntax.NewPrinter().Print(&b, wd)
-	return b.String()
-}
-
-// scriptEnv is the environment a container's shell script sees: its env
-// list and its own assignments. missing lists the variables the engine's
-// command line uses that nothing sets.
-type scriptEnv struct {
-	vars    map[string]string
-	missing []string
-}
-
-func (e *scriptEnv) Get(name string) expand.Variable {
-	if v, ok := e.vars[name]; ok {
-		return expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: v}
-	}
-	return expand.Variable{}
-}
-
-func (e *scriptEnv) Each(f func(name string, vr expand.Variable) bool) {
-	for k, v := range e.vars {
-		if !f(k, expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: v}) {
-			return
-		}
-	}
 }
 
 // identify finds the engine entry point an argv starts, and returns its

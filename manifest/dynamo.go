@@ -36,11 +36,11 @@ func (r *reader) dynamo(root *yaml.Node, name string) {
 		}
 		r.readResources(w, key(svc, "resources"))
 		if n := key(svc, "replicas"); n != nil {
-			w.replicas, _ = intValue(n)
+			w.replicas, _ = w.count(r.src, n, "replicas", 0, maxReplicas)
 			w.set("workers", r.src.pos(n))
 		}
 		if n := key(key(svc, "multinode"), "nodeCount"); n != nil {
-			w.podsPerWorker, _ = intValue(n)
+			w.podsPerWorker, _ = w.count(r.src, n, "multinode.nodeCount", 1, maxPodsPerUnit)
 		}
 		r.readPodPlacement(w, pod)
 		switch str(key(svc, "subComponentType")) {
@@ -73,7 +73,7 @@ func (r *reader) dynamo(root *yaml.Node, name string) {
 			w.setRole(ctype, r.src.pos(key(c, "type")))
 		}
 		if n := key(c, "replicas"); n != nil {
-			w.replicas, _ = intValue(n)
+			w.replicas, _ = w.count(r.src, n, "replicas", 0, maxReplicas)
 			w.set("workers", r.src.pos(n))
 		}
 		r.readPodPlacement(w, podSpec)
@@ -165,4 +165,5 @@ func (r *reader) dynamoFrontend(w *worker, main *yaml.Node) {
 	}
 	r.m.Findings = append(r.m.Findings, w.findings...)
 	r.m.Notes = append(r.m.Notes, w.notes...)
+	r.report(w)
 }

@@ -21,13 +21,11 @@ func (r *reader) productionStack(root *yaml.Node) {
 		name := str(key(ms, "name"))
 		w := newWorker(r.src, name, "production-stack modelSpec "+name, r.src.pos(ms))
 		if n := key(ms, "replicaCount"); n != nil {
-			w.replicas, _ = intValue(n)
+			w.replicas, _ = w.count(r.src, n, "replicaCount", 0, maxReplicas)
 			w.set("workers", r.src.pos(n))
 		}
 		if n := key(ms, "requestGPU"); n != nil {
-			if g, ok := intValue(n); ok {
-				w.gpusPerPod, w.gpusAt = g, r.src.pos(n)
-			}
+			r.gpuLimit(w, n, "requestGPU")
 		}
 		if n := key(ms, "limitMemory"); n != nil {
 			w.p.MemoryLimit = str(n)

@@ -206,6 +206,9 @@ func (r *reader) publishing(w *worker) {
 // pods get.
 func (r *reader) gpuCount(w *worker) {
 	need := max(1, w.tp) * max(1, w.pp) * max(1, w.dp)
+	if w.gpusBad {
+		return // the GPU count is not one: a finding says so already
+	}
 	if w.gpusPerPod < 0 {
 		if r.fromCommandLine {
 			return

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/kvplan/kvplan/planfile"
@@ -42,7 +41,7 @@ func (r *reader) llmInferenceService(root *yaml.Node, name string) {
 		w := newWorker(r.src, ro.name, "LLMInferenceService "+name+" "+ro.name, at)
 		w.setRole(ro.role, at)
 		if n := key(ro.node, "replicas"); n != nil {
-			w.replicas, _ = intValue(n)
+			w.replicas, _ = w.count(r.src, n, "replicas", 0, maxReplicas)
 			w.set("workers", r.src.pos(n))
 		}
 		tmpl := key(ro.node, "template")
@@ -96,41 +95,34 @@ func envNode(c *yaml.Node, name string) *yaml.Node {
 }
 
 // envWords splits an env variable that holds engine arguments as a shell's
-// eval does (quotes group, $VARS expand), keeping each word's place.
+// eval does (quotes group, $VARS expand), keeping each word's place, with
+// the shell reader's bounds (shell.go).
 func (r *reader) envWords(w *worker, name string, n *yaml.Node) []word {
 	if n == nil {
 		return nil
 	}
-	f, err := syntax.NewParser().Parse(strings.NewReader(n.Value), "")
-	at := func(off int) planfile.Pos { return r.src.at(n, off) }
-	if err != nil {
-		w.badValue(name, at(0), name+" does not parse as shell words: "+err.Error(), "fix its quoting")
+	s := r.newShell(w, name, func(off int) planfile.Pos { return r.src.at(n, off) })
+	f := s.parse(n.Value)
+	if f == nil {
 		return nil
 	}
-	env := &scriptEnv{vars: map[string]string{}}
-	for k, v := range w.env {
-		if !v.fromRef {
-			env.vars[k] = v.value
-		}
-	}
-	cfg := &expand.Config{Env: env}
 	var out []word
 	syntax.Walk(f, func(node syntax.Node) bool {
 		ce, ok := node.(*syntax.CallExpr)
-		if !ok {
-			return true
+		if !ok || s.refused {
+			return !s.refused
 		}
 		for _, wd := range ce.Args {
-			fields, err := expand.Fields(cfg, wd)
-			if err != nil {
-				fields = []string{wordText(wd)}
+			ws, ok := s.words(wd)
+			if !ok {
+				return false
 			}
-			o := int(wd.Pos().Offset())
-			for _, fl := range fields {
-				out = append(out, word{text: fl, at: func(d int) planfile.Pos { return at(o + d) }})
-			}
+			out = append(out, ws...)
 		}
 		return false
 	})
+	if s.refused {
+		return nil
+	}
 	return out
 }

@@ -43,7 +43,7 @@ func (r *reader) podWorker(w *worker, tmpl *yaml.Node, podSpec *yaml.Node) bool 
 func (r *reader) workload(root *yaml.Node, kind, name string, tmpl, replicas *yaml.Node) {
 	w := newWorker(r.src, name, kind+" "+name, r.src.pos(key(root, "metadata")))
 	if replicas != nil {
-		w.replicas, _ = intValue(replicas)
+		w.replicas, _ = w.count(r.src, replicas, "replicas", 0, maxReplicas)
 		w.set("workers", r.src.pos(replicas))
 	}
 	podSpec := key(tmpl, "spec")
@@ -59,7 +59,7 @@ func (r *reader) leaderWorkerSet(root *yaml.Node, name string) {
 	spec := key(root, "spec")
 	w := newWorker(r.src, name, "LeaderWorkerSet "+name, r.src.pos(key(root, "metadata")))
 	if n := key(spec, "replicas"); n != nil {
-		w.replicas, _ = intValue(n)
+		w.replicas, _ = w.count(r.src, n, "replicas", 0, maxReplicas)
 		w.set("workers", r.src.pos(n))
 	}
 	r.leaderWorkerTemplate(w, key(spec, "leaderWorkerTemplate"))
@@ -69,7 +69,7 @@ func (r *reader) leaderWorkerSet(root *yaml.Node, name string) {
 // the leader's template when there is one, else the workers'.
 func (r *reader) leaderWorkerTemplate(w *worker, lwt *yaml.Node) {
 	if n := key(lwt, "size"); n != nil {
-		w.podsPerWorker, _ = intValue(n)
+		w.podsPerWorker, _ = w.count(r.src, n, "leaderWorkerTemplate.size", 1, maxPodsPerUnit)
 	}
 	tmpl := key(lwt, "leaderTemplate")
 	if tmpl == nil {
@@ -82,15 +82,16 @@ func (r *reader) leaderWorkerTemplate(w *worker, lwt *yaml.Node) {
 // the roles, each role a leader/worker group template with replicas.
 func (r *reader) disaggregatedSet(root *yaml.Node, name string) {
 	spec := key(root, "spec")
-	slices := 1
 	slicesNode := key(spec, "slices")
-	if slicesNode != nil {
-		slices, _ = intValue(slicesNode)
-		slices = max(1, slices)
-	}
 	for _, role := range items(key(spec, "roles")) {
 		rname := str(key(role, "name"))
 		w := newWorker(r.src, rname, "DisaggregatedSet "+name+" role "+rname, r.src.pos(role))
+		slices := 1
+		if slicesNode != nil {
+			if n, ok := w.count(r.src, slicesNode, "slices", 1, maxReplicas); ok {
+				slices = n
+			}
+		}
 		switch rname {
 		case "prefill":
 			w.setRole(planfile.RolePrefill, r.src.pos(key(role, "name")))
@@ -100,7 +101,7 @@ func (r *reader) disaggregatedSet(root *yaml.Node, name string) {
 		rs := key(role, "spec")
 		replicas := 1
 		if n := key(rs, "replicas"); n != nil {
-			replicas, _ = intValue(n)
+			replicas, _ = w.count(r.src, n, "replicas", 0, maxReplicas)
 			w.set("workers", r.src.pos(n))
 		}
 		w.replicas = max(1, replicas) * slices

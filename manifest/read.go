@@ -22,9 +22,11 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/planfile"
 )
 
@@ -72,6 +74,14 @@ type reader struct {
 	// fromCommandLine is set when reading one pasted command line: there is no
 	// pod to hold GPUs and no router to note.
 	fromCommandLine bool
+	// names holds the pool names taken and next the suffix to try next for
+	// a name used again ("worker-2"), so renaming stays linear.
+	names map[string]bool
+	next  map[string]int
+	// scriptErrors are the shell scripts refused (shell.go); reported those
+	// whose worker's findings reach the manifest already.
+	scriptErrors []scriptError
+	reported     map[*worker]bool
 }
 
 // routerInfo is what a manifest says about the router in front of the pools.
@@ -101,11 +111,13 @@ func Read(file string, data []byte) (*Manifest, error) {
 			break
 		}
 		if err != nil {
-			return nil, yamlError(file, err)
+			return nil, yamlError(file, data, err)
 		}
 		root := resolve(&doc)
-		if root == nil {
-			continue // an empty document (comments only, or "---" at the end)
+		if root == nil || root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+			// An empty document: comments only, "---" at the end or twice in
+			// a row, as helm template prints them, or an explicit null.
+			continue
 		}
 		if root.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("%s:%d:%d: document %d is not a mapping: want a Kubernetes object or Helm values", file, root.Line, root.Column, i+1)
@@ -138,6 +150,9 @@ func Read(file string, data []byte) (*Manifest, error) {
 		}
 		r.m.Kinds = append(r.m.Kinds, label)
 	}
+	if len(r.workers) == 0 && len(r.scriptErrors) > 0 {
+		return nil, r.scriptErrorsErr()
+	}
 	if len(r.workers) == 0 {
 		what := "no documents"
 		if len(r.m.Kinds)+len(skipped) > 0 {
@@ -148,36 +163,88 @@ func Read(file string, data []byte) (*Manifest, error) {
 	if err := r.assemble(); err != nil {
 		return nil, err
 	}
+	// A script refused in a container that started no pool: its finding
+	// would be lost with the worker.
+	for _, se := range r.scriptErrors {
+		if !r.reported[se.w] {
+			r.m.Findings = append(r.m.Findings, se.f)
+		}
+	}
 	return r.m, nil
 }
 
+// scriptErrorsErr is the error of a manifest whose engines all sit in
+// refused shell scripts: the first refusal, at its place.
+func (r *reader) scriptErrorsErr() error {
+	f := r.scriptErrors[0].f
+	more := ""
+	if n := len(r.scriptErrors) - 1; n > 0 {
+		more = fmt.Sprintf(" (and %d more script(s) refused)", n)
+	}
+	return fmt.Errorf("%s: %s%s; no serving worker is left to review", f.At, f.Message, more)
+}
+
 // yamlError turns a YAML parser error ("yaml: line 3: ...") into file:line.
-func yamlError(file string, err error) error {
+// The parser's errors about the bytes themselves (not UTF-8, a NUL) carry
+// no line: the first such byte of data gives line and column.
+func yamlError(file string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
 		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
-		return fmt.Errorf("%s:%d: not valid YAML: %s", file, line, msg)
+		return fmt.Errorf("%s:%d: not valid YAML: %s", file, line, safetext.Clip(msg, 200))
 	}
-	return fmt.Errorf("%s: not valid YAML: %s", file, msg)
+	if line, col, what, ok := badYAMLByte(data); ok {
+		return fmt.Errorf("%s:%d:%d: not valid YAML: %s (%s)", file, line, col, safetext.Clip(msg, 200), what)
+	}
+	return fmt.Errorf("%s: not valid YAML: %s", file, safetext.Clip(msg, 200))
+}
+
+// badYAMLByte finds the first character YAML does not allow in a UTF-8
+// stream (YAML 1.2 §5.1: tab, line ends and printable characters only):
+// its line and column (in characters) and what it is.
+func badYAMLByte(data []byte) (line, col int, what string, ok bool) {
+	line, col = 1, 1
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a byte order mark
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			return line, col, fmt.Sprintf("byte 0x%02x is not UTF-8", data[i]), true
+		case r == '\n':
+			line, col = line+1, 0
+		case r == '\t' || r == '\r' || r == 0x85:
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0xfffe || r == 0xffff:
+			return line, col, fmt.Sprintf("control character U+%04X", r), true
+		}
+		i += n
+		col++
+	}
+	return 0, 0, "", false
 }
 
 // addWorker registers a pool, renaming it when another document used the name.
 func (r *reader) addWorker(w *worker) {
-	base := w.name
-	for n := 2; r.poolNamed(w.name); n++ {
-		w.name = fmt.Sprintf("%s-%d", base, n)
+	if r.names == nil {
+		r.names, r.next = map[string]bool{}, map[string]int{}
 	}
+	base := w.name
+	for n := max(2, r.next[base]); r.names[w.name]; n++ {
+		w.name = fmt.Sprintf("%s-%d", base, n)
+		r.next[base] = n + 1
+	}
+	r.names[w.name] = true
 	r.workers = append(r.workers, w)
+	r.report(w)
 }
 
-func (r *reader) poolNamed(name string) bool {
-	for _, w := range r.workers {
-		if w.name == name {
-			return true
-		}
+// report marks w's findings as reaching the manifest (assemble copies a
+// pool's; a Dynamo frontend copies its own).
+func (r *reader) report(w *worker) {
+	if r.reported == nil {
+		r.reported = map[*worker]bool{}
 	}
-	return false
+	r.reported[w] = true
 }
 
 // engineWorker reads an engine's command line into w: it finds the entry

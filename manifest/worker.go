@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/planfile"
+	"github.com/kvplan/kvplan/units"
 )
 
 // Finding IDs of the manifest reader. They are findings, not errors: the
@@ -82,7 +84,8 @@ type worker struct {
 	replicas         int    // pods (or pod groups) of this pool; 0 = 1
 	gpusPerPod       int    // nvidia.com/gpu (or Dynamo's gpu) limit of one pod; -1 = not stated
 	gpusAt           planfile.Pos
-	podsPerWorker    int // multinode / leader-worker groups: pods one engine spans; 0 = 1
+	gpusBad          bool // a GPU count that is not one (a finding says so)
+	podsPerWorker    int  // multinode / leader-worker groups: pods one engine spans; 0 = 1
 	tp, pp, dp       int
 	blockSize        int
 	blockAt          planfile.Pos
@@ -114,7 +117,21 @@ type worker struct {
 	notes    []Note
 	findings []Finding
 	args     []Arg // the arguments understood, canonical names (Manifest.Args)
+
+	// Arguments not understood: the finding of each kind (flag name or
+	// word), how often it was given, and how many came past
+	// maxNotUnderstood kinds.
+	unknownAt     map[string]int // kind → index in findings
+	unknownTimes  map[string]int
+	unknownMore   int
+	unknownMoreAt planfile.Pos
 }
+
+// maxNotUnderstood is the most not-understood findings of one worker: one
+// a kind of argument (a flag given 95,000 times is one finding that says
+// so), and past this many kinds one finding counts the rest. 95,000
+// distinct unknown flags printed 64 MB of findings.
+const maxNotUnderstood = 20
 
 func newWorker(src *source, name, what string, at planfile.Pos) *worker {
 	return &worker{src: src, name: name, what: what, at: at, place: map[string]planfile.Pos{},
@@ -139,21 +156,89 @@ func (w *worker) finding(f Finding) {
 const ReviewIgnoresIt = "; the review ignores it"
 
 // notUnderstood lists arguments kvplan does not know.
-func (w *worker) notUnderstood(entry string, words []word) { w.notUnderstoodHint(entry, words, "") }
+func (w *worker) notUnderstood(entry string, words []word) {
+	w.notUnderstoodHint(entry, words, func() string { return "" })
+}
 
 // notUnderstoodHint is notUnderstood with a did-you-mean (" (did you mean
 // -tp?)") after the argument.
-func (w *worker) notUnderstoodHint(entry string, words []word, hint string) {
+// hint is asked only for an argument that gets a finding: it compares the
+// name with every flag of the grammar.
+func (w *worker) notUnderstoodHint(entry string, words []word, hint func() string) {
+	if !w.newUnknown(words[0]) {
+		return
+	}
 	texts := make([]string, len(words))
 	for i, wd := range words {
 		texts[i] = wd.text
 	}
 	arg := strings.Join(texts, " ")
 	w.finding(Finding{ID: IDNotUnderstood, Severity: Info, At: words[0].pos(),
-		Message: fmt.Sprintf("%s: %s argument %q is not understood by kvplan%s%s", w.name, entry, arg, hint, ReviewIgnoresIt),
+		Message: fmt.Sprintf("%s: %s argument %s is not understood by kvplan%s%s", w.name, entry, safetext.Quote(arg), hint(), ReviewIgnoresIt),
 		Why:     "kvplan reads the engine arguments that change memory, parallelism, KV transfer and routing; it lists every other argument instead of guessing what it does",
 		Fix:     "check that the argument is spelled as the engine expects; if it changes memory or parallelism, say so in a plan file next to the manifest",
 	})
+}
+
+// opaqueWord reports a word whose value kvplan cannot know: the shell would
+// get it by running a command (a command or process substitution), which
+// kvplan never does, or would stop at it; flag names the flag it is the
+// value of, if any.
+func (w *worker) opaqueWord(entry string, wd word, flag string) {
+	if !w.newUnknown(wd) {
+		return
+	}
+	what := fmt.Sprintf("argument %s", safetext.Quote(wd.text))
+	if flag != "" {
+		what = fmt.Sprintf("argument %s %s", flag, safetext.Quote(wd.text))
+	}
+	w.finding(Finding{ID: IDNotUnderstood, Severity: Info, At: wd.pos(),
+		Message: fmt.Sprintf("%s: %s %s is %s, so its value is unknown%s", w.name, entry, what, wd.opaque, ReviewIgnoresIt),
+		Why:     "nothing in a manifest is ever run by kvplan: a value the shell would get from a command is unknown to the review",
+		Fix:     "write the value itself in the command line, or say it in a plan file next to the manifest",
+	})
+}
+
+// newUnknown counts an argument not understood and reports whether it
+// gets a finding of its own: the first of its kind, within maxNotUnderstood.
+func (w *worker) newUnknown(first word) bool {
+	kind, _, _ := strings.Cut(first.text, "=")
+	if w.unknownAt == nil {
+		w.unknownAt, w.unknownTimes = map[string]int{}, map[string]int{}
+	}
+	w.unknownTimes[kind]++
+	if _, seen := w.unknownAt[kind]; seen {
+		return false
+	}
+	if len(w.unknownAt) >= maxNotUnderstood {
+		if w.unknownMore == 0 {
+			w.unknownMoreAt = first.pos()
+		}
+		w.unknownMore++
+		delete(w.unknownTimes, kind) // past the cap only the count is kept
+		return false
+	}
+	w.unknownAt[kind] = len(w.findings)
+	return true
+}
+
+// closeNotUnderstood says how often an argument not understood was given,
+// and counts those past maxNotUnderstood in one finding.
+func (w *worker) closeNotUnderstood(entry string) {
+	for kind, i := range w.unknownAt {
+		if n := w.unknownTimes[kind]; n > 1 {
+			f := &w.findings[i]
+			f.Message = strings.TrimSuffix(f.Message, ReviewIgnoresIt) + fmt.Sprintf(" (given %s times)", units.Thousands(int64(n))) + ReviewIgnoresIt
+		}
+	}
+	if w.unknownMore > 0 {
+		w.finding(Finding{ID: IDNotUnderstood, Severity: Info, At: w.unknownMoreAt,
+			Message: fmt.Sprintf("%s: … and %s more %s arguments that kvplan does not understand, from here on (the first %d kinds are listed)%s",
+				w.name, units.Thousands(int64(w.unknownMore)), entry, maxNotUnderstood, ReviewIgnoresIt),
+			Why: "kvplan lists at most one finding per kind of argument it does not understand, and at most 20 kinds a worker",
+			Fix: "check that the arguments are spelled as the engine expects"})
+	}
+	w.unknownAt, w.unknownTimes, w.unknownMore = nil, nil, 0
 }
 
 // badValue reports a value that does not parse.
@@ -192,5 +277,6 @@ func (w *worker) fork() *worker {
 		c.env[k] = v
 	}
 	c.notes = append(c.notes, w.notes...)
+	c.findings = append(c.findings, w.findings...)
 	return c
 }

@@ -1,12 +1,15 @@
 package manifest
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/planfile"
+	"github.com/kvplan/kvplan/units"
 )
 
 // source is one manifest file: its name and lines, for the places of values
@@ -166,14 +169,30 @@ func str(n *yaml.Node) string {
 	return v
 }
 
-// intValue reads a scalar as an integer ("2", 2).
-func intValue(n *yaml.Node) (int, bool) {
-	v, ok := scalar(n)
-	if !ok {
-		return 0, false
-	}
+// Ranges of the counts a manifest states, as the plan's limits have them:
+// pods of a pool (a plan's workers per pool), GPUs of a pod (a plan's tp),
+// pods of one engine (multinode, leader/worker groups).
+const (
+	maxReplicas    = 100_000
+	maxGPUsPerPod  = 1024
+	maxPodsPerUnit = 1024
+)
+
+// count reads a scalar as a whole count in [lo, hi] (replicas, a GPU
+// limit). Anything else (-3, .nan, 2.5, 1e300, "two") is a finding at the
+// value, and ok is false: the caller keeps its default, and the finding
+// fails the review.
+func (w *worker) count(src *source, n *yaml.Node, field string, lo, hi int) (int, bool) {
+	v, _ := scalar(n)
 	i, err := strconv.Atoi(strings.TrimSpace(v))
-	return i, err == nil
+	if err == nil && i >= lo && i <= hi {
+		return i, true
+	}
+	w.finding(Finding{ID: IDBadValue, Severity: Deny, At: src.pos(n), Field: "pools." + w.name + ".workers",
+		Message: fmt.Sprintf("%s: %s is not a whole number from %d to %s: %s", w.name, field, lo, units.Thousands(int64(hi)), safetext.Quote(v)),
+		Why:     "Kubernetes refuses a negative or fractional count, and kvplan does not plan a pool past its limits; the count written is not the one that runs",
+		Fix:     fmt.Sprintf("write %s as a whole number from %d to %s", field, lo, units.Thousands(int64(hi)))})
+	return 0, false
 }
 
 // boolValue reads a scalar as a YAML boolean.

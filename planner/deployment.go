@@ -96,6 +96,10 @@ type Deployment struct {
 	Derivation Derivation
 
 	cat *catalog.Catalog
+	// sharedBy lists, per pool, the pools whose shares_gpu_with names it
+	// (built once: looking at every pool for every pool was quadratic, 2 s
+	// of 10,000 pools read from a manifest).
+	sharedBy map[string][]string
 }
 
 // RoutingFigures compare the prefix working set with the KV slots of the
@@ -202,18 +206,18 @@ func (dep *Deployment) resolveModel(cat *catalog.Catalog, at func(string, error)
 }
 
 func (dep *Deployment) gpuTerms() string {
-	s := ""
+	var s strings.Builder // += was quadratic in the pools
 	for i, pp := range dep.Pools {
 		if i > 0 {
-			s += " + "
+			s.WriteString(" + ")
 		}
 		if pp.GPUs == 0 {
-			s += "0 (" + pp.Name + " shares a GPU)"
+			s.WriteString("0 (" + pp.Name + " shares a GPU)")
 			continue
 		}
-		s += fmt.Sprintf("%d × %d (%s)", pp.Workers, pp.TP, pp.Name)
+		fmt.Fprintf(&s, "%d × %d (%s)", pp.Workers, pp.TP, pp.Name)
 	}
-	return s
+	return s.String()
 }
 
 func (dep *Deployment) resolveLink(cat *catalog.Catalog, at func(string, error) error) error {
@@ -261,9 +265,21 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 		pp.TPError = err.Error()
 	}
 	pp.GPUs = pp.Workers * pp.TP
-	for other, o := range p.Pools {
-		if other < name && (o.SharesGPUWith == name || pl.SharesGPUWith == other) {
-			pp.GPUs = 0 // the first of two pools sharing GPUs counts them
+	if dep.sharedBy == nil {
+		dep.sharedBy = map[string][]string{}
+		for other, o := range p.Pools {
+			if o.SharesGPUWith != "" {
+				dep.sharedBy[o.SharesGPUWith] = append(dep.sharedBy[o.SharesGPUWith], other)
+			}
+		}
+	}
+	// The first of two pools sharing GPUs counts them.
+	if other := pl.SharesGPUWith; other != "" && other < name && p.Pools[other] != nil {
+		pp.GPUs = 0
+	}
+	for _, other := range dep.sharedBy[name] {
+		if other < name {
+			pp.GPUs = 0
 		}
 	}
 	if pp.KV, err = PlanKV(KVScenario{Model: dep.Model, KVDtype: p.Model.KVDtype, TP: pp.TP, Tokens: max(1, p.Workload.InputTokens)}); err != nil {

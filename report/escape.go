@@ -85,23 +85,44 @@ func longestRun(s string, c byte) int {
 	return best
 }
 
-// ghData escapes a workflow command's message: control characters as
-// visible escapes, then %, CR and LF as the runner expects (they come back
-// as a line break in the annotation, not as a new command).
+// ghData escapes a workflow command's message as GitHub's toolkit does
+// (@actions/core escapeData): % CR LF as %25 %0D %0A, which the runner
+// shows as a line break in the annotation, never as a new command; every
+// other control character as a visible escape.
 func ghData(s string) string {
-	return ghDataEscaper.Replace(safetext.Terminal(safetext.Clip(s, MaxText)))
+	return ghEscape(safetext.Clip(s, MaxText), ghDataEscaper)
 }
 
-var ghDataEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+var ghDataEscaper = strings.NewReplacer("%", "%25")
 
-// ghProperty escapes a workflow command's property value (file, title): a
-// name is one line, so line ends show as \n; then % : and , as the runner
-// expects.
+// ghProperty escapes a workflow command's property value (file, title) as
+// the toolkit's escapeProperty: % CR LF : and , as %25 %0D %0A %3A %2C.
 func ghProperty(s string) string {
-	return ghPropertyEscaper.Replace(lineName(s))
+	return ghEscape(safetext.Clip(s, MaxName), ghPropertyEscaper)
 }
 
 var ghPropertyEscaper = strings.NewReplacer("%", "%25", ":", "%3A", ",", "%2C")
+
+// ghEscape writes CR and LF as %0D and %0A, and each stretch between them
+// with its other control characters visible and then esc applied (the
+// visible escapes hold none of % : ,).
+func ghEscape(s string, esc *strings.Replacer) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			b.WriteString(esc.Replace(safetext.Terminal(s)))
+			return b.String()
+		}
+		b.WriteString(esc.Replace(safetext.Terminal(s[:i])))
+		if s[i] == '\r' {
+			b.WriteString("%0D")
+		} else {
+			b.WriteString("%0A")
+		}
+		s = s[i+1:]
+	}
+}
 
 // sarifURI turns a plan path into a URI reference, as SARIF requires:
 // "my plans/x#1.toml" is "my%20plans/x%231.toml". On a system whose paths

@@ -56,7 +56,7 @@ func TestGitHubCommandsCannotBeInjected(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 2 annotations and the summary:\n%.2000s", len(lines), out)
 	}
-	if !strings.HasPrefix(lines[0], "::error file=plans/a\\n%3A%3Aerror file=x%3A%3Apwned\\r\\n##[error]also.toml,line=36,title=") ||
+	if !strings.HasPrefix(lines[0], "::error file=plans/a%0A%3A%3Aerror file=x%3A%3Apwned%0D%0A##[error]also.toml,line=36,title=") ||
 		!strings.HasPrefix(lines[1], "::warning ") ||
 		!strings.HasPrefix(lines[2], `kvplan check plans/a\n::error file=x::pwned\r\n##[error]also.toml: fail: `) {
 		t.Errorf("lines:\n%.300s\n%.300s\n%.300s", lines[0], lines[1], lines[2])
@@ -183,5 +183,25 @@ func TestDocRenderersEscape(t *testing.T) {
 	if !strings.Contains(md.String(), "| a\\|b\\\\x1b\\[0m | \\`x\\` |") || !strings.Contains(md.String(), "````\nkv = ``` fence") ||
 		!strings.Contains(md.String(), `- note \[link\](http://x)`) {
 		t.Errorf("markdown:\n%s", md.String())
+	}
+}
+
+// TestGitHubEscapesAsTheToolkit: CR and LF in a message and in a property
+// are %0D and %0A, as GitHub's toolkit writes them (@actions/core
+// command.ts: escapeData replaces % CR LF with %25 %0D %0A; escapeProperty
+// also : and , with %3A %2C); a CR was printed as \r and a newline in a
+// title as \n. Other control characters stay visible escapes.
+func TestGitHubEscapesAsTheToolkit(t *testing.T) {
+	for _, c := range []struct{ in, data, prop string }{
+		{"a\rb\nc%d", "a%0Db%0Ac%25d", "a%0Db%0Ac%25d"},
+		{"t\ni:t,l\r", "t%0Ai:t,l%0D", "t%0Ai%3At%2Cl%0D"},
+		{"x\x1b[31m\r\n", `x\x1b[31m%0D%0A`, `x\x1b[31m%0D%0A`},
+	} {
+		if got := ghData(c.in); got != c.data {
+			t.Errorf("ghData(%q) = %q, want %q", c.in, got, c.data)
+		}
+		if got := ghProperty(c.in); got != c.prop {
+			t.Errorf("ghProperty(%q) = %q, want %q", c.in, got, c.prop)
+		}
 	}
 }

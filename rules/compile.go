@@ -15,6 +15,7 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/internal/suggest"
 	"github.com/kvplan/kvplan/units"
 )
@@ -298,7 +299,9 @@ func (r *Rule) compileExpr(field, src string, pos exprPos, config *conf.Config) 
 	}
 	var fe *file.Error
 	if errors.As(err, &fe) {
-		ce.Msg = humanize(fe.Message, src)
+		// expr quotes what it refuses (a regexp of 1,000 parentheses was
+		// echoed whole): every long run is cut to 80 bytes.
+		ce.Msg = safetext.ClipWords(humanize(fe.Message, src), safetext.MaxQuoted)
 		ce.Snippet = strings.TrimPrefix(fe.Snippet, "\n")
 		ce.ExprCol = fe.Column + 1
 		if pos.line > 0 {

@@ -73,12 +73,13 @@ func FromDeployment(dep *planner.Deployment) *Env {
 			TransferMS: a.TransferMS, RequestsPerSCapacity: a.RequestsPerSCapacity}
 	}
 	e.Cost = CostEnv{GPUs: dep.GPUs, USDPerHour: dep.USDPerHour, PriceKnown: dep.PriceKnown}
+	byName := make(map[string]*planner.PoolPlan, len(dep.Pools)) // pools × pools was quadratic
+	for _, pp := range dep.Pools {
+		byName[pp.Name] = pp
+	}
 	for i := range e.Pools {
 		pe := &e.Pools[i]
-		for _, pp := range dep.Pools {
-			if pp.Name != pe.Name {
-				continue
-			}
+		if pp := byName[pe.Name]; pp != nil {
 			mp := pp.Memory
 			pe.ConcurrencyPerWorker = pp.ConcurrencyPerWorker
 			pe.KVSlotsTokens = int(mp.KVSlotsTokens)

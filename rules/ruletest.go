@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/kvplan/kvplan/internal/safefile"
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/internal/tomlpos"
 	"github.com/kvplan/kvplan/planfile"
 )
@@ -200,7 +201,7 @@ func decodeExpect(file string, data []byte) (expectDoc, *tomlpos.Index, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return doc, nil, &tomlpos.Error{File: file, Line: pe.Position.Line, Msg: "TOML syntax: " + pe.Message}
+			return doc, nil, &tomlpos.Error{File: file, Line: pe.Position.Line, Msg: "TOML syntax: " + safetext.ClipWords(pe.Message, safetext.MaxQuoted)}
 		}
 		return doc, nil, &tomlpos.Error{File: file, Msg: err.Error()}
 	}

@@ -143,8 +143,12 @@ func (m *MooncakeReader) Next(r *Request) (bool, error) {
 			}
 			return false, nil
 		}
+		if errors.Is(err, safefile.ErrLineTooLong) {
+			// "trace.jsonl:7: line too long: longer than the 1 MiB line cap"
+			m.err = fmt.Errorf("%s:%d: %w", m.name, m.lr.Line(), err)
+			return false, m.err
+		}
 		if err != nil {
-			// "line 7: line too long: longer than the 1 MiB line cap"
 			m.err = fmt.Errorf("%s: %w", m.name, err)
 			return false, m.err
 		}

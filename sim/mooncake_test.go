@@ -253,7 +253,7 @@ func TestMooncakeLineCap(t *testing.T) {
 		src := NewMooncakeReader(io.LimitReader(endless{}, 1<<30), "stdin", 0, skip)
 		_, err := src.Next(&Request{})
 		runtime.ReadMemStats(&after)
-		if want := "stdin: line 1: line too long: longer than the 1 MiB line cap"; err == nil || err.Error() != want {
+		if want := "stdin:1: line too long: longer than the 1 MiB line cap"; err == nil || err.Error() != want {
 			t.Errorf("skip %v: error %v\nwant  %s", skip, err, want)
 		}
 		if a := after.TotalAlloc - before.TotalAlloc; a > 3<<20 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/internal/suggest"
+	"github.com/kvplan/kvplan/units"
 )
 
 // Exit codes, as `kvplan --help` lists them.
@@ -99,15 +100,31 @@ func runApp(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, erro
 // echoed as a 10 MB line.
 const maxErrorLine = 2000
 
-// flatten lists the leaves of joined errors (errors.Join), in order.
+// maxErrors bounds the errors printed of one run: a plan file of 20,000
+// bad pools printed 20,002 lines. The rest are counted in one line.
+const maxErrors = 10
+
+// flatten lists the leaves of joined errors (errors.Join), in order: the
+// first maxErrors, then "… and N more errors" when there are more.
 func flatten(err error) []error {
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return []error{err}
-	}
 	var out []error
-	for _, e := range joined.Unwrap() {
-		out = append(out, flatten(e)...)
+	n := 0
+	var walk func(error)
+	walk = func(err error) {
+		joined, ok := err.(interface{ Unwrap() []error })
+		if !ok {
+			if n++; n <= maxErrors {
+				out = append(out, err)
+			}
+			return
+		}
+		for _, e := range joined.Unwrap() {
+			walk(e)
+		}
+	}
+	walk(err)
+	if n > maxErrors {
+		out = append(out, fmt.Errorf("… and %s more errors (the first %d are listed)", units.Thousands(int64(n-maxErrors)), maxErrors))
 	}
 	return out
 }

@@ -81,15 +81,14 @@ func emit(c *cli.Context, doc *report.Doc, d planner.Derivation) error {
 // positive reads an int flag that must be > 0 (or >= 0 when zeroOK).
 func positive(c *cli.Context, name string, zeroOK bool) (int, error) {
 	v := c.Int(name)
-	if v < 0 || (v == 0 && !zeroOK) {
-		want := "> 0"
-		if zeroOK {
-			want = ">= 0"
-		}
-		return 0, fmt.Errorf("--%s %d: must be %s", name, v, want)
+	lo := int64(1)
+	if zeroOK {
+		lo = 0
 	}
-	if v > 100_000_000 {
-		return 0, fmt.Errorf("--%s %d: absurdly large; kvplan accepts up to 100,000,000", name, v)
+	// "--isl 0 is out of range: want 1 to 100,000,000", the range as every
+	// range error states it.
+	if err := units.CheckInt(int64(v), lo, 100_000_000, ""); err != nil {
+		return 0, fmt.Errorf("--%s %w", name, err)
 	}
 	return v, nil
 }

@@ -53,6 +53,10 @@ func runImport(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("models import: give exactly one config.json path")
 	}
+	dest, err := outputPath(c, "out")
+	if err != nil {
+		return fmt.Errorf("models %w", err)
+	}
 	path := c.Args().First()
 	data, err := safefile.ReadFile(path, safefile.ModelConfig)
 	if err != nil {
@@ -87,7 +91,6 @@ func runImport(c *cli.Context) error {
 	for _, n := range notes {
 		fmt.Fprintf(c.App.ErrWriter, "note: %s\n", n)
 	}
-	dest := c.String("out")
 	if dest == "" || c.Bool("print") {
 		if _, err := c.App.Writer.Write(out); err != nil {
 			return err
@@ -96,8 +99,7 @@ func runImport(c *cli.Context) error {
 	if dest != "" {
 		// Atomic: a failed write leaves the old file and no stray file; a
 		// symbolic link (even a dangling one) counts as existing.
-		force := c.Bool("force")
-		if err := safefile.WriteAtomic(dest, out, safefile.WriteOptions{Overwrite: force, FollowSymlink: force}); err != nil {
+		if err := writeOutput(c, "out", dest, out); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return fmt.Errorf("models import: %s exists; add --force to overwrite it, or choose another --out", dest)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/units"
@@ -76,7 +77,11 @@ func runPerf(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.String("plot") != "" && c.String("sweep") == "" {
+	plotPath, err := outputPath(c, "plot")
+	if err != nil {
+		return err
+	}
+	if plotPath != "" && c.String("sweep") == "" {
 		return fmt.Errorf("perf: --plot draws a curve: give --sweep concurrency=1,2,4,... too")
 	}
 	if s := c.String("sweep"); s != "" {
@@ -93,8 +98,8 @@ func runPerf(c *cli.Context) error {
 			}
 			plans = append(plans, p)
 		}
-		if path := c.String("plot"); path != "" {
-			if err := writeSweepPlot(c, path, perfSweepPlot(plans)); err != nil {
+		if plotPath != "" {
+			if err := writeSweepPlot(c, plotPath, perfSweepPlot(plans)); err != nil {
 				return err
 			}
 		}
@@ -140,7 +145,7 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if c.IsSet(flagGPUUtil) && (sc.GPUUtil <= 0 || sc.GPUUtil > 1) {
 		return nil, fmt.Errorf("--%s %g: must be in (0, 1], e.g. 0.9", flagGPUUtil, sc.GPUUtil)
 	}
-	if c.Int(flagInputTokens) == 0 || c.Int(flagOutputTokens) == 0 {
+	if !c.IsSet(flagInputTokens) || !c.IsSet(flagOutputTokens) { // given as 0: the range, below
 		return nil, fmt.Errorf("perf: --isl and --osl (--input-tokens, --output-tokens) are required (see kvplan perf --help)")
 	}
 	ints := []struct {
@@ -167,20 +172,23 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 
 // sweepValues parses --sweep concurrency=1,2,4.
 func sweepValues(s string) ([]int, error) {
+	// The reason first, and at most 80 bytes of the value (a sweep of
+	// 15,000 values was echoed whole).
 	name, list, ok := strings.Cut(s, "=")
 	if !ok || !strings.EqualFold(strings.TrimSpace(name), "concurrency") {
-		return nil, fmt.Errorf("--sweep %q: want concurrency=1,2,4,... (concurrency is the one axis swept)", s)
+		return nil, fmt.Errorf("--sweep: want concurrency=1,2,4,... (concurrency is the one axis swept), not %s", safetext.Quote(s))
+	}
+	fields := strings.Split(list, ",")
+	if len(fields) > 64 {
+		return nil, fmt.Errorf("--sweep: at most 64 values, not %s: %s", units.Thousands(int64(len(fields))), safetext.Quote(s))
 	}
 	var out []int
-	for _, f := range strings.Split(list, ",") {
+	for _, f := range fields {
 		v, err := units.ParseCount(strings.TrimSpace(f)) // 1k is 1000
 		if err != nil || v < 1 || v > 100_000 {
-			return nil, fmt.Errorf("--sweep %q: %q is not a concurrency between 1 and 100,000", s, f)
+			return nil, fmt.Errorf("--sweep: each concurrency must be from 1 to 100,000, not %s", safetext.Quote(f))
 		}
 		out = append(out, int(v))
-	}
-	if len(out) > 64 {
-		return nil, fmt.Errorf("--sweep %q: at most 64 values", s)
 	}
 	return out, nil
 }

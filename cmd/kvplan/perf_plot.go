@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 )
@@ -51,8 +50,5 @@ func writeSweepPlot(c *cli.Context, path string, p report.Plot) error {
 	if err := report.WritePlotSVG(&b, p); err != nil {
 		return fmt.Errorf("--plot %s: %w", path, err)
 	}
-	if err := safefile.WriteAtomic(path, b.Bytes(), safefile.WriteOptions{Overwrite: c.Bool("force")}); err != nil {
-		return fmt.Errorf("--plot: %w (add --force to replace it)", err)
-	}
-	return nil
+	return writeOutput(c, "plot", path, b.Bytes())
 }

@@ -111,7 +111,7 @@ func TestPerfBadInput(t *testing.T) {
 		{"weights do not fit at tp 8", []string{"perf", "--model", "deepseek-v3", "--gpu", "l4", "--tp", "8", "--isl", "1024", "--osl", "128"}, "does not fit"},
 		{"unknown kv dtype", append(base, "--kv-cache-dtype", "fp9"), "did you mean fp8"},
 		{"bad sweep axis", append(base, "--sweep", "isl=1,2"), "concurrency is the one axis swept"},
-		{"bad sweep value", append(base, "--sweep", "concurrency=1,x"), `"x" is not a concurrency`},
+		{"bad sweep value", append(base, "--sweep", "concurrency=1,x"), `each concurrency must be from 1 to 100,000, not "x"`},
 		{"weights do not fit", []string{"perf", "--model", "llama-3.1-70b", "--gpu", "l4", "--isl", "1024", "--osl", "128"}, "does not fit"},
 		{"past context", []string{"perf", "--model", "qwen3-0.6b", "--gpu", "l4", "--isl", "40000", "--osl", "1024"}, "past qwen3-0.6b's max context"},
 		{"bad gpu util", append(base, "--gpu-util", "2"), "--gpu-memory-utilization 2: must be in (0, 1]"},

@@ -109,7 +109,15 @@ func runPlan(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// The table's and the simulator's counts, checked before the search.
+	// The output files, the table's and the simulator's counts, checked
+	// before the search.
+	if _, err := outputPath(c, "write-plan"); err != nil {
+		return err
+	}
+	plotPath, err := outputPath(c, "plot")
+	if err != nil {
+		return err
+	}
 	verify, err := intIn(c, "verify", intRange{0, 100, "candidates"})
 	if err != nil {
 		return err
@@ -143,8 +151,8 @@ func runPlan(c *cli.Context) error {
 	if err := writeDeployment(c, cat, q, res, emits); err != nil {
 		return err
 	}
-	if path := c.String("plot"); path != "" {
-		if err := writePlot(c, path, res, q); err != nil {
+	if plotPath != "" {
+		if err := writePlot(c, plotPath, res, q); err != nil {
 			return err
 		}
 	}
@@ -231,8 +239,10 @@ func planQueryOf(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) 
 			return nil, fmt.Errorf("--rate %s: must be above 0 and at most 1,000,000 requests per second", s)
 		}
 	}
-	if q.GPUs, err = positive(c, "gpus", true); err != nil {
-		return nil, err
+	if c.IsSet("gpus") { // --gpus 0 is out of range, not "give a rate or a GPU count"
+		if q.GPUs, err = intIn(c, "gpus", intRange{1, 100_000, "GPUs"}); err != nil {
+			return nil, err
+		}
 	}
 	if q.SLO, err = planSLO(c); err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
-	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/manifest"
 	"github.com/kvplan/kvplan/planner/capacity"
 )
@@ -49,6 +48,17 @@ func writeDeployment(c *cli.Context, cat *catalog.Catalog, q *capacity.Query, re
 	if path == "" && len(emits) == 0 {
 		return nil
 	}
+	if res.Best == nil && c.Int("candidate") == 0 {
+		// Nothing meets the SLO: the closest is shown and the run exits 1,
+		// as without the files; the notes say what was not written.
+		if path != "" {
+			res.Notes = append(res.Notes, fmt.Sprintf("no plan was written to %s: nothing meets the SLO", path))
+		}
+		for _, e := range emits {
+			res.Notes = append(res.Notes, fmt.Sprintf("no %s manifest was written to %s: nothing meets the SLO", e.format, e.path))
+		}
+		return nil
+	}
 	cand, err := res.Pick(c.Int("candidate"))
 	if err != nil {
 		what := "--emit"
@@ -57,18 +67,12 @@ func writeDeployment(c *cli.Context, cat *catalog.Catalog, q *capacity.Query, re
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	write := func(flag, path string, data []byte) error {
-		if err := safefile.WriteAtomic(path, data, safefile.WriteOptions{Overwrite: c.Bool("force")}); err != nil {
-			return fmt.Errorf("%s: %w (add --force to replace it)", flag, err)
-		}
-		return nil
-	}
 	if path != "" {
 		data, err := q.PlanFile(cand)
 		if err != nil {
 			return internalError{err}
 		}
-		if err := write("--write-plan", path, data); err != nil {
+		if err := writeOutput(c, "write-plan", path, data); err != nil {
 			return err
 		}
 	}
@@ -92,7 +96,7 @@ func writeDeployment(c *cli.Context, cat *catalog.Catalog, q *capacity.Query, re
 		if err != nil {
 			return fmt.Errorf("--emit %s=%s: %w", e.format, e.path, err)
 		}
-		if err := write("--emit "+e.format, e.path, data); err != nil {
+		if err := writeOutput(c, "emit "+e.format, e.path, data); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kvplan/kvplan/internal/safefile"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/slo"
@@ -51,7 +50,10 @@ func writePlot(c *cli.Context, path string, res *capacity.Result, q *capacity.Qu
 	} else {
 		p := paretoPlot(res, q.Pareto(res))
 		if len(p.Series) == 0 {
-			return fmt.Errorf("--plot %s: no candidate meets the SLO, so there is nothing to plot", path)
+			// Nothing meets the SLO: a note says so, and the run exits 1
+			// with the closest candidate shown.
+			res.Notes = append(res.Notes, fmt.Sprintf("no plot was written to %s: no candidate meets the SLO", path))
+			return nil
 		}
 		plots = []report.Plot{p}
 	}
@@ -62,10 +64,7 @@ func writePlot(c *cli.Context, path string, res *capacity.Result, q *capacity.Qu
 	if err := report.WritePlotsSVG(&b, plots); err != nil {
 		return internalError{err}
 	}
-	if err := safefile.WriteAtomic(path, b.Bytes(), safefile.WriteOptions{Overwrite: c.Bool("force")}); err != nil {
-		return fmt.Errorf("--plot: %w (add --force to replace it)", err)
-	}
-	return nil
+	return writeOutput(c, "plot", path, b.Bytes())
 }
 
 // dayPlots are the day's traffic and what serves it, against the hour:

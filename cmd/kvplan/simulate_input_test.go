@@ -81,7 +81,7 @@ func TestSimulateTraceFromStdin(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("--trace - < /dev/zero still running after 10s")
 	}
-	if code != ExitUsage || !strings.Contains(errb.String(), "stdin: line 1: line too long: longer than the 1 MiB line cap") {
+	if code != ExitUsage || !strings.Contains(errb.String(), "stdin:1: line too long: longer than the 1 MiB line cap") {
 		t.Errorf("stdin of zeros: exit %d, %q", code, errb.String())
 	}
 }

@@ -99,7 +99,7 @@ func engineLine(c *cli.Context) ([]string, error) {
 	for _, a := range m.Args[pool.Name] {
 		var flag, value string
 		switch a.Flag {
-		case "--pipeline-parallel-size":
+		case "--pipeline-parallel-size", "--pp-size", "--pp_size": // vLLM and TensorRT-LLM's dynamo.trtllm, SGLang, trtllm-serve
 			flag, value, ppApplied = flagPP, a.Value, true
 		case "--quantization":
 			flag, value = "quantization", quantizationName(a.Value)

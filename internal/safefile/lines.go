@@ -24,7 +24,7 @@ var ErrLineTooLong = errors.New("line too long")
 //	for {
 //		line, err := lr.Next()
 //		if err == io.EOF { break }
-//		if err != nil { return fmt.Errorf("%s: %w", name, err) } // "line 7: longer than the 1 MiB line cap"
+//		if err != nil { return fmt.Errorf("%s:%d: %w", name, lr.Line(), err) } // "trace.jsonl:7: line too long: longer than the 1 MiB line cap"
 //		... line is valid until the next call ...
 //	}
 //
@@ -106,8 +106,11 @@ func (l *LineReader) Next() ([]byte, error) {
 	return b, nil
 }
 
+// tooLong is the error of a line over the cap, without its place: the
+// caller names the file and line (Line), as "trace.jsonl:7: line too long:
+// ...", the form of every other error about a line.
 func (l *LineReader) tooLong() error {
-	return fmt.Errorf("line %d: %w: longer than the %s line cap", l.line, ErrLineTooLong, formatCap(int64(l.max)))
+	return fmt.Errorf("%w: longer than the %s line cap", ErrLineTooLong, formatCap(int64(l.max)))
 }
 
 // Line is the 1-based number of the line Next returned last (0 before the

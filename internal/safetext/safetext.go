@@ -34,6 +34,24 @@ func Clip(s string, max int) string {
 	return cut(s, max) + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
+// ClipWords cuts every run of more than max bytes without a space in s,
+// as Clip does: a parser's message that quotes a 100,000-digit number
+// keeps its words and loses the digits ("1111…  (100000 bytes) is out of
+// range for int64").
+func ClipWords(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	var b strings.Builder
+	for i, w := range strings.Split(s, " ") {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(Clip(w, max))
+	}
+	return b.String()
+}
+
 // cut returns the longest prefix of s of at most n bytes that does not end
 // inside a UTF-8 sequence.
 func cut(s string, n int) string {

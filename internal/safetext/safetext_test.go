@@ -78,3 +78,13 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+func TestClipWords(t *testing.T) {
+	long := strings.Repeat("1", 100_000)
+	if got, want := ClipWords(long+" is out of range for int64", 80), strings.Repeat("1", 80)+"… (100000 bytes) is out of range for int64"; got != want {
+		t.Errorf("got %q", got)
+	}
+	if got := ClipWords("short words stay", 5); got != "short words stay" {
+		t.Errorf("got %q", got)
+	}
+}

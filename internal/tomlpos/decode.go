@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/kvplan/kvplan/internal/safetext"
 )
 
 // Error is a problem at a place in a file: "file:line[:col]: field: message".
@@ -50,7 +52,7 @@ func DecodeStrict(file string, data []byte, v any) (*Index, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &Error{File: file, Line: pe.Position.Line, Msg: "TOML syntax: " + pe.Message}
+			return nil, &Error{File: file, Line: pe.Position.Line, Msg: "TOML syntax: " + safetext.ClipWords(pe.Message, safetext.MaxQuoted)}
 		}
 		// Type mismatches come back as plain errors naming the key.
 		return nil, &Error{File: file, Msg: err.Error()}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/kvplan/kvplan/internal/safetext"
 )
 
 // ImportError is a config.json that cannot be read as a catalog entry. It
@@ -135,6 +137,13 @@ func lineCol(data []byte, off int64) (int, int) {
 	return line, int(off) - start + 1
 }
 
+// numberText is a JSON number for a message: as written, or for one of
+// more than 80 digits (a 1,000,000-digit number was echoed whole) its
+// first digits and its length.
+func numberText(n json.Number) string {
+	return safetext.Clip(string(n), safetext.MaxQuoted)
+}
+
 func jsonType(v any) string {
 	switch v.(type) {
 	case nil:
@@ -214,7 +223,7 @@ func (c *hfConfig) int(key string) (n int, ok bool, err error) {
 	}
 	f, err := num.Float64()
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, false, c.errAt(field, "is %s; expected an integer", num)
+		return 0, false, c.errAt(field, "is %s; expected an integer", numberText(num))
 	}
 	return int(f), true, nil
 }
@@ -366,7 +375,7 @@ func (c *hfConfig) intList(key string) ([]int, bool, error) {
 		}
 		n, err := num.Int64()
 		if err != nil {
-			return nil, false, c.errf(key, "entry %d is %s; expected an integer", i, num)
+			return nil, false, c.errf(key, "entry %d is %s; expected an integer", i, numberText(num))
 		}
 		out[i] = int(n)
 	}

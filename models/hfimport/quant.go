@@ -1,14 +1,18 @@
 package hfimport
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/internal/safetext"
 	"github.com/kvplan/kvplan/units"
 )
 
@@ -281,6 +285,10 @@ func (imp *importer) compressedTensors(q map[string]any, field string, skip func
 	if len(groups) == 0 {
 		return nil, qerr("compressed-tensors without config_groups")
 	}
+	if len(groups) > maxConfigGroups {
+		// Each module is tried against the groups in turn.
+		return nil, qerr("config_groups has %s groups, more than the %d kvplan reads", units.Thousands(int64(len(groups))), maxConfigGroups)
+	}
 	names := make([]string, 0, len(groups))
 	for k := range groups {
 		names = append(names, k)
@@ -390,11 +398,10 @@ func (imp *importer) modelopt(q map[string]any, field string, skip func(module) 
 	if len(layers) == 0 {
 		return nil, qerr("modelopt MIXED_PRECISION without quantized_layers")
 	}
-	type listed struct {
-		name string
-		f    weightFormat
-	}
-	var list []listed
+	// A module takes the format of the first listed layer (in name order)
+	// that is it or under it: the map holds that for the module's name and
+	// every dotted prefix of a listed name, so a lookup is one probe.
+	formats := map[string]weightFormat{}
 	keys := make([]string, 0, len(layers))
 	for k := range layers {
 		keys = append(keys, k)
@@ -407,18 +414,22 @@ func (imp *importer) modelopt(q map[string]any, field string, skip func(module) 
 		if !ok {
 			return nil, qerr("quantized_layers.%s: quant_algo %q is not one kvplan reads (FP8, NVFP4, MXFP4, AWQ/INT4, INT8)", k, algo)
 		}
-		list = append(list, listed{canonicalName(k), f})
+		name := canonicalName(k)
+		for i := strings.IndexByte(name, '.'); i >= 0; i = nextDot(name, i) {
+			if _, ok := formats[name[:i]]; !ok {
+				formats[name[:i]] = f
+			}
+		}
+		if _, ok := formats[name]; !ok {
+			formats[name] = f
+		}
 	}
 	return &quantScheme{method: "modelopt MIXED_PRECISION", format: func(m module) (weightFormat, bool) {
 		if !m.linear || skip(m) {
 			return weightFormat{}, false
 		}
-		for _, l := range list {
-			if l.name == m.name || strings.HasPrefix(l.name, m.name+".") {
-				return l.f, true
-			}
-		}
-		return weightFormat{}, false
+		f, ok := formats[m.name]
+		return f, ok
 	}}, nil
 }
 
@@ -477,55 +488,77 @@ func canonicalName(name string) string {
 	return name
 }
 
+// maxModulePatterns bounds the wildcard and "re:" patterns of one list:
+// they are compiled into one regular expression and tried on every module
+// (60,000 of them took 6.3 s on a 28-layer model). Plain module names are
+// not bounded: they are looked up in a set.
+const maxModulePatterns = 1000
+
+// maxConfigGroups bounds a compressed-tensors block's config_groups, each
+// tried on every module (real checkpoints have one to three).
+const maxConfigGroups = 100
+
 // moduleMatcher matches modules against names, fnmatch-style globs and
 // "re:" regular expressions (anchored at the start, as Python's re.match).
 // A pattern is tried against the module's name with each wrapper prefix;
-// a plain name also matches the modules under it. With classes, "Linear"
-// matches every Linear module.
+// a plain name also matches the modules under it and those it is under.
+// With classes, "Linear" matches every Linear module. Matching costs a set
+// lookup per dotted prefix of the module's name, and one run of a single
+// compiled alternation of the patterns per wrapper prefix: linear in the
+// modules, not patterns × modules.
 func moduleMatcher(patterns []string, classes bool) (func(module) bool, error) {
-	type pat struct {
-		re    *regexp.Regexp
-		glob  string
-		name  string
-		class bool
-	}
-	var ps []pat
+	names := map[string]bool{} // canonical names
+	under := map[string]bool{} // every dotted prefix of a name: "layers.0" of "layers.0.mlp"
+	var alts []string
+	linear := false
 	for _, p := range patterns {
 		switch {
 		case classes && p == "Linear":
-			ps = append(ps, pat{class: true})
+			linear = true
 		case strings.HasPrefix(p, "re:"):
-			re, err := regexp.Compile("^(?:" + strings.TrimPrefix(p, "re:") + ")")
-			if err != nil {
-				return nil, fmt.Errorf("pattern %q: %v", p, err)
+			expr := strings.TrimPrefix(p, "re:")
+			if _, err := syntax.Parse(expr, syntax.Perl); err != nil {
+				return nil, patternError(p, err)
 			}
-			ps = append(ps, pat{re: re})
+			alts = append(alts, "(?:"+expr+")")
 		case strings.ContainsAny(p, "*?["):
-			if _, err := path.Match(p, ""); err != nil {
-				return nil, fmt.Errorf("pattern %q: %v", p, err)
+			expr, err := globRegexp(p)
+			if err != nil {
+				return nil, fmt.Errorf("%v: %s", err, safetext.Quote(p))
 			}
-			ps = append(ps, pat{glob: p})
+			alts = append(alts, expr)
 		default:
-			ps = append(ps, pat{name: canonicalName(p)})
+			n := canonicalName(p)
+			names[n] = true
+			for i := strings.IndexByte(n, '.'); i >= 0; i = nextDot(n, i) {
+				under[n[:i]] = true
+			}
+		}
+	}
+	if len(alts) > maxModulePatterns {
+		return nil, fmt.Errorf("%s patterns with wildcards or re:, more than the %s kvplan matches in one list (plain module names are not limited)",
+			units.Thousands(int64(len(alts))), units.Thousands(maxModulePatterns))
+	}
+	var re *regexp.Regexp
+	if len(alts) > 0 {
+		var err error
+		if re, err = regexp.Compile("^(?:" + strings.Join(alts, "|") + ")"); err != nil {
+			return nil, fmt.Errorf("the patterns do not compile together: %v", err)
 		}
 	}
 	return func(m module) bool {
-		for _, p := range ps {
-			switch {
-			case p.class:
-				if m.linear {
+		if linear && m.linear || names[m.name] || under[m.name] {
+			return true
+		}
+		for i := strings.IndexByte(m.name, '.'); i >= 0; i = nextDot(m.name, i) {
+			if names[m.name[:i]] {
+				return true // the module is under a name listed
+			}
+		}
+		if re != nil {
+			for _, w := range matchPrefixes {
+				if re.MatchString(w + m.name) {
 					return true
-				}
-			case p.name != "":
-				if p.name == m.name || strings.HasPrefix(p.name, m.name+".") || strings.HasPrefix(m.name, p.name+".") {
-					return true
-				}
-			default:
-				for _, w := range matchPrefixes {
-					full := w + m.name
-					if (p.re != nil && p.re.MatchString(full)) || (p.glob != "" && globMatch(p.glob, full)) {
-						return true
-					}
 				}
 			}
 		}
@@ -533,9 +566,93 @@ func moduleMatcher(patterns []string, classes bool) (func(module) bool, error) {
 	}, nil
 }
 
-// globMatch is fnmatch: '*' matches any run of characters, dots included.
-func globMatch(pattern, name string) bool {
-	// path.Match stops '*' at '/', which module names do not contain.
-	ok, _ := path.Match(pattern, name)
-	return ok
+// nextDot is the index of the next '.' of s after i, or -1.
+func nextDot(s string, i int) int {
+	j := strings.IndexByte(s[i+1:], '.')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// patternError says why a "re:" pattern does not compile, the reason first,
+// quoting at most 80 bytes of it (a 1,000-paren pattern was echoed whole).
+func patternError(p string, err error) error {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return fmt.Errorf("not a regular expression (%s): %s", se.Code, safetext.Quote(p))
+	}
+	return fmt.Errorf("not a regular expression: %s", safetext.Quote(p))
+}
+
+// globRegexp translates an fnmatch glob, as path.Match reads it, into a
+// regular expression that matches the whole name: '*' any run of
+// characters but '/' (module names have none, so dots too), '?' one, [...]
+// a class ([^...] negated, a-z ranges, \ escapes).
+func globRegexp(p string) (string, error) {
+	if _, err := path.Match(p, ""); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); {
+		c := p[i]
+		switch c {
+		case '*':
+			b.WriteString("[^/]*")
+			i++
+		case '?':
+			b.WriteString("[^/]")
+			i++
+		case '\\':
+			r, n := utf8.DecodeRuneInString(p[i+1:])
+			b.WriteString(regexp.QuoteMeta(string(r)))
+			i += 1 + n
+		case '[':
+			i++
+			negated := i < len(p) && p[i] == '^'
+			if negated {
+				i++
+			}
+			var ranges strings.Builder
+			for first := true; i < len(p) && (first || p[i] != ']'); first = false {
+				lo, n := classChar(p[i:])
+				i += n
+				hi := lo
+				if i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
+					h, n := classChar(p[i+1:])
+					i += 1 + n
+					hi = h
+				}
+				if lo <= hi { // path.Match's b-a matches nothing; RE2 refuses it
+					fmt.Fprintf(&ranges, "\\x{%x}-\\x{%x}", lo, hi)
+				}
+			}
+			i++ // the closing ]
+			switch {
+			case ranges.Len() > 0 && negated:
+				b.WriteString("[^" + ranges.String() + "]")
+			case ranges.Len() > 0:
+				b.WriteString("[" + ranges.String() + "]")
+			case negated:
+				b.WriteString("[\\x{0}-\\x{10ffff}]") // nothing excluded: any character
+			default:
+				b.WriteString("[^\\x{0}-\\x{10ffff}]") // nothing allowed
+			}
+		default:
+			r, n := utf8.DecodeRuneInString(p[i:])
+			b.WriteString(regexp.QuoteMeta(string(r)))
+			i += n
+		}
+	}
+	b.WriteByte('$')
+	return b.String(), nil
+}
+
+// classChar reads one character of a glob's class, \-escaped or not.
+func classChar(s string) (rune, int) {
+	if s[0] == '\\' && len(s) > 1 {
+		r, n := utf8.DecodeRuneInString(s[1:])
+		return r, 1 + n
+	}
+	return utf8.DecodeRuneInString(s)
 }

@@ -23,6 +23,10 @@ func TestAccuracyAgainstSimulator(t *testing.T) {
 }
 
 func accuracy(t *testing.T, cat *catalog.Catalog, timers TimerFactory) {
+	// The agreement of two models, not the command's cost: every request
+	// is replayed (the grid's 8 candidates × 3,000 requests × up to 8,512
+	// tokens pass plan's budget of a verification).
+	defer SetMaxVerifyTokens(SetMaxVerifyTokens(1 << 40))
 	type cell struct {
 		model     string
 		isl, osl  int

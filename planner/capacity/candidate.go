@@ -96,4 +96,10 @@ type Simulated struct {
 	MeetsSLO bool   `json:"meets_slo"`
 	Misses   string `json:"misses,omitempty"`
 	Note     string `json:"note,omitempty"`
+	// SampledWorkers and SampleRatePerS are the workers per role and the
+	// rate replayed when the candidate's pools are larger than the
+	// simulator replays (verify.go: a sample of identical workers, each at
+	// the load it has in the whole pool); left out when every worker was.
+	SampledWorkers []int   `json:"sampled_workers,omitempty"`
+	SampleRatePerS float64 `json:"sample_rate_per_s,omitempty"`
 }

@@ -115,6 +115,10 @@ func (q *Query) workerBound(tp int) int {
 	return maxWorkers / tp
 }
 
+// maxScan bounds the sizes one round of a search tries one by one; more
+// are searched coarse to fine. Below it the search is exhaustive as before.
+const maxScan = 128
+
 // smallest returns the smallest n in [lo, hi] with ok(n), assuming ok is
 // monotone; found is false when not even hi is.
 func smallest(lo, hi int, ok func(int) bool) (int, bool) {
@@ -163,23 +167,46 @@ func (q *Query) sizeAtRate(s *shape) *Candidate {
 	}
 	var best *evaluation
 	bestCost := math.Inf(1)
-	for nd := nd0; nd <= min(hiD, 2*nd0+4); nd++ {
+	// try sizes the pool with nd decode workers; false: more decode workers
+	// cannot be cheaper.
+	try := func(nd int) bool {
 		if cost := q.roleCost(d, nd); cost >= bestCost {
-			break
+			return false
 		}
 		budget := hiP
 		if q.MaxGPUs > 0 {
 			budget = (q.MaxGPUs - nd*d.tp) / p.tp
 		}
 		if budget < 1 {
-			break
+			return false
 		}
 		np, ok := smallest(1, budget, func(n int) bool { return q.evaluate(s, []int{n, nd}, λ).ok })
 		if !ok {
-			continue
+			return true
 		}
 		if cost := q.roleCost(p, np) + q.roleCost(d, nd); cost < bestCost {
 			bestCost, best = cost, q.evaluate(s, []int{np, nd}, λ)
+		}
+		return true
+	}
+	top := min(hiD, 2*nd0+4)
+	if top-nd0 < maxScan {
+		for nd := nd0; nd <= top && try(nd); nd++ {
+		}
+	} else {
+		// Thousands of decode workers (--rate 1e6 took over 20 s): coarse
+		// to fine, maxScan sizes a round, each round around the best so far.
+		bestND := nd0
+		for lo, hi, step := nd0, top, (top-nd0)/maxScan+1; ; step = max(1, step/maxScan) {
+			for nd := lo; nd <= hi; nd += step {
+				if prev := best; try(nd) && best != prev {
+					bestND = nd
+				}
+			}
+			if step == 1 {
+				break
+			}
+			lo, hi = max(nd0, bestND-step), min(top, bestND+step)
 		}
 	}
 	if best == nil {
@@ -280,7 +307,10 @@ func (q *Query) sizeForGPUs(s *shape) *Candidate {
 		rateOf[np] = v
 		return v
 	}
-	// A coarse pass over the splits, then the neighbours of the best.
+	// A coarse pass over the splits, then the neighbours of the best, at
+	// finer steps until every neighbour is tried (at most maxScan a round:
+	// one round over ±maxP/16 was linear in the GPUs, and --gpus 100000
+	// with a link ran for minutes).
 	step := max(1, maxP/16)
 	bestN := 1
 	for np := 1; np <= maxP; np += step {
@@ -288,10 +318,17 @@ func (q *Query) sizeForGPUs(s *shape) *Candidate {
 			bestN = np
 		}
 	}
-	for np := max(1, bestN-step); np <= min(maxP, bestN+step); np++ {
-		if rate(np) > rate(bestN) {
-			bestN = np
+	for span := step; span >= 1; {
+		fine := max(1, 2*span/maxScan)
+		for np := max(1, bestN-span); np <= min(maxP, bestN+span); np += fine {
+			if rate(np) > rate(bestN) {
+				bestN = np
+			}
 		}
+		if fine == 1 {
+			break
+		}
+		span = fine
 	}
 	r := rate(bestN)
 	if r <= 0 {

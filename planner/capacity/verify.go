@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvplan/kvplan/sim"
 	"github.com/kvplan/kvplan/slo"
+	"github.com/kvplan/kvplan/units"
 )
 
 // DisagreeAbove is the relative difference between the analytic and the
@@ -39,6 +40,13 @@ const moreVerified = 8
 // (the analytic one meets it). When the best does not, the best becomes the
 // next candidate that meets every target in both, simulating up to 8 more
 // to find one; when none does, the best stays and a note says so.
+//
+// The replay is bounded by cost, so that every flag value kvplan accepts
+// verifies in seconds (--gpus 100,000 took 49.5 s and 21.5 GB): a pool of
+// more than maxSimWorkers workers is replayed as a sample of identical
+// workers at the rate that gives each the same load (sample), and the
+// requests of all candidates together carry at most maxVerifyTokens tokens.
+// Both are said in res.Notes when they apply.
 func (q *Query) Verify(res *Result, n, requests int, seed uint64) error {
 	if n <= 0 {
 		return nil
@@ -58,8 +66,17 @@ func (q *Query) Verify(res *Result, n, requests int, seed uint64) error {
 			todo = append(todo, c)
 		}
 	}
+	if len(todo) == 0 {
+		return nil
+	}
+	perRequest := q.meanRequestTokens()
+	if most := int(float64(maxVerifyTokens) / float64(len(todo)) / perRequest); most < requests {
+		requests = max(minVerifyRequests, most)
+		res.Notes = append(res.Notes, fmt.Sprintf("the timed simulator replayed %s requests a candidate: %d candidates × %s tokens a request is at most %s tokens, the most one verification replays",
+			units.Thousands(int64(requests)), len(todo), units.Thousands(int64(perRequest)), units.Thousands(int64(maxVerifyTokens))))
+	}
 	for _, c := range todo {
-		if err := q.verifyOne(c, requests, seed); err != nil {
+		if err := q.verifyOne(res, c, requests, seed); err != nil {
 			return err
 		}
 	}
@@ -79,11 +96,11 @@ func (q *Query) Verify(res *Result, n, requests int, seed uint64) error {
 				break
 			}
 			extra++
-			if err := q.verifyOne(c, requests, seed); err != nil {
+			if err := q.verifyOne(res, c, requests, seed); err != nil {
 				return err
 			}
 		}
-		if c.Simulated.MeetsSLO {
+		if c.Simulated != nil && c.Simulated.MeetsSLO {
 			res.Best = c
 			break
 		}
@@ -99,15 +116,103 @@ func (q *Query) Verify(res *Result, n, requests int, seed uint64) error {
 	return nil
 }
 
-// verifyOne simulates c and records the figures.
-func (q *Query) verifyOne(c *Candidate, requests int, seed uint64) error {
-	sv, err := q.simulate(c, requests, seed)
+// verifyOne simulates c (every worker, or a sample of identical ones) and
+// records the figures; res.Notes says when it sampled or could not.
+func (q *Query) verifyOne(res *Result, c *Candidate, requests int, seed uint64) error {
+	smp, why := q.sample(c)
+	if why != "" {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s is not simulated: %s", c.Describe(), why))
+		return nil
+	}
+	sv, err := q.simulate(c, smp, requests, seed)
 	if err != nil {
 		return fmt.Errorf("simulate %s: %w", c.Describe(), err)
+	}
+	if smp.note != "" {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: %s", c.Describe(), smp.note))
 	}
 	c.Simulated = sv
 	return nil
 }
+
+// The bounds of a verification's cost. A worker of the timed simulator
+// holds its own cache tables and batch, so memory and time grow with the
+// workers (1,000 workers took 1.6 GB); its time grows with the tokens of
+// the requests (about 20 million tokens/s on this project's machine, busy).
+var (
+	maxSimWorkers   = 64          // workers of one replayed candidate, both roles together
+	maxVerifyTokens = 100_000_000 // requests × (input + output tokens), all candidates together
+)
+
+const minVerifyRequests = 20 // requests a candidate replays however long they are
+
+// sample is what the simulator replays of a candidate: every worker, or a
+// sample of identical workers with the rate scaled so that each worker
+// gets the load it gets in the whole pool.
+type sample struct {
+	workers  []int // per role
+	rate     float64
+	prefixes int // distinct prefixes (q.Prefixes), scaled with the workers that cache them
+	sampled  bool
+	note     string
+}
+
+// sample picks the workers to replay c on, or says why c cannot be
+// replayed within maxSimWorkers.
+func (q *Query) sample(c *Candidate) (sample, string) {
+	e := c.load
+	all := 0
+	for _, n := range e.workers {
+		all += n
+	}
+	if all <= maxSimWorkers {
+		return sample{workers: e.workers, rate: e.rate, prefixes: q.Prefixes}, ""
+	}
+	var smp sample
+	if len(e.workers) == 1 {
+		n := e.workers[0]
+		smp = sample{workers: []int{maxSimWorkers}, rate: e.rate * float64(maxSimWorkers) / float64(n)}
+	} else {
+		// Prefill exact (rate' / P' = rate / P), decode as close as the
+		// sample allows: the P' and D' with P' + D' ≤ maxSimWorkers whose
+		// decode load is nearest, the larger sample on a tie.
+		p, d := e.workers[0], e.workers[1]
+		bestErr := math.Inf(1)
+		for ps := 1; ps < maxSimWorkers; ps++ {
+			ds := int(math.Round(float64(ps) * float64(d) / float64(p)))
+			if ds < 1 || ps+ds > maxSimWorkers {
+				continue
+			}
+			if err := math.Abs(float64(d*ps)/float64(p*ds) - 1); err <= bestErr {
+				bestErr, smp.workers = err, []int{ps, ds}
+			}
+		}
+		if smp.workers == nil || bestErr > maxSampleLoadError {
+			return sample{}, fmt.Sprintf("%d prefill and %d decode workers have no sample of at most %d workers whose every worker gets the load it gets in the whole deployment (within %.0f%%)",
+				p, d, maxSimWorkers, maxSampleLoadError*100)
+		}
+		smp.rate = e.rate * float64(smp.workers[0]) / float64(p)
+	}
+	frac := smp.rate / e.rate
+	if q.Prefixes > 0 {
+		smp.prefixes = max(1, int(math.Round(float64(q.Prefixes)*frac)))
+	}
+	smp.sampled = true
+	desc := make([]string, len(e.workers))
+	for i := range e.workers {
+		desc[i] = fmt.Sprintf("%s of %s", units.Thousands(int64(smp.workers[i])), units.Thousands(int64(e.workers[i])))
+	}
+	smp.note = fmt.Sprintf("the timed simulator replayed a sample of identical workers (%s) at %.4g requests/s, so that each gets the load it gets in the whole pool; at most %d workers are replayed",
+		strings.Join(desc, " and "), smp.rate, maxSimWorkers)
+	if q.Prefixes > 0 {
+		smp.note += fmt.Sprintf(", and %s of the %s prefixes", units.Thousands(int64(smp.prefixes)), units.Thousands(int64(q.Prefixes)))
+	}
+	return smp, ""
+}
+
+// maxSampleLoadError bounds how far a sampled decode worker's load may be
+// from the whole deployment's.
+const maxSampleLoadError = 0.05
 
 // observed collects the simulated requests and gaps.
 type observed struct {
@@ -171,14 +276,14 @@ func gapRank(gs []gap, total, q float64) float64 {
 	return gs[len(gs)-1].ms
 }
 
-func (q *Query) simulate(c *Candidate, requests int, seed uint64) (*Simulated, error) {
+func (q *Query) simulate(c *Candidate, smp sample, requests int, seed uint64) (*Simulated, error) {
 	s, e := c.shape, c.load
 	block := s.roles[0].block
 	var src sim.Source
 	over := 0
 	if q.Workload != nil {
 		var err error
-		if src, over, err = q.replay(block, requests, e.rate); err != nil {
+		if src, over, err = q.replay(block, requests, smp.rate); err != nil {
 			return nil, err
 		}
 	} else {
@@ -189,7 +294,7 @@ func (q *Query) simulate(c *Candidate, requests int, seed uint64) (*Simulated, e
 			shared := int(math.Round(q.CachedFraction * float64(q.InputTokens)))
 			syn.Prefixes, syn.Repeats, syn.TailTokens = 1, requests, q.InputTokens-shared
 		case q.Prefixes > 0:
-			syn.Prefixes, syn.Repeats = q.Prefixes, max(1, requests/q.Prefixes)
+			syn.Prefixes, syn.Repeats = smp.prefixes, max(1, requests/smp.prefixes)
 			syn.TailTokens = q.InputTokens - q.PrefixTokens
 		}
 		var err error
@@ -199,7 +304,7 @@ func (q *Query) simulate(c *Candidate, requests int, seed uint64) (*Simulated, e
 	}
 	first := s.roles[0]
 	cfg := sim.DefaultConfig()
-	cfg.Workers, cfg.BlockSize, cfg.Policy, cfg.Seed, cfg.RatePerS = e.workers[0], block, q.routerPolicy(), seed, e.rate
+	cfg.Workers, cfg.BlockSize, cfg.Policy, cfg.Seed, cfg.RatePerS = smp.workers[0], block, q.routerPolicy(), seed, smp.rate
 	if q.TraceArrivals {
 		cfg.RatePerS = 0 // the replay's times, at the candidate's rate
 	} else if q.Burstiness > 0 {
@@ -212,16 +317,20 @@ func (q *Query) simulate(c *Candidate, requests int, seed uint64) (*Simulated, e
 	note := ""
 	if s.mode == ModeDisaggregated {
 		d := s.roles[1]
-		eng.DecodeWorkers, eng.DecodeStep = e.workers[1], d.timer
+		eng.DecodeWorkers, eng.DecodeStep = smp.workers[1], d.timer
 		eng.DecodeCapacityBlocks = int(d.slots / int64(block))
 		eng.DecodeMaxNumBatchedTokens, eng.DecodeMaxNumSeqs = d.budget, d.maxSeqs
 		t := e.transfer
 		// One path per worker pair, as the analytic model has: a transfer
 		// shares only its decode worker's path.
+		pairs := t.pairs
+		if smp.sampled {
+			pairs = max(1, min(smp.workers[0], smp.workers[1]))
+		}
 		eng.Link = sim.Link{BytesPerS: s.link.EffectiveBytesPerS, LatencyMS: s.link.LatencyMS,
-			BytesPerToken: float64(t.pathBytes) / float64(q.InputTokens), Dedicated: !s.link.Shared, Paths: t.pairs}
-		if t.pairs < e.workers[1] {
-			note = fmt.Sprintf("decode worker i receives over path i mod %d, one path a worker pair", t.pairs)
+			BytesPerToken: float64(t.pathBytes) / float64(q.InputTokens), Dedicated: !s.link.Shared, Paths: pairs}
+		if pairs < smp.workers[1] {
+			note = fmt.Sprintf("decode worker i receives over path i mod %d, one path a worker pair", pairs)
 		}
 	}
 	cfg.Engine = eng
@@ -238,6 +347,7 @@ func (q *Query) simulate(c *Candidate, requests int, seed uint64) (*Simulated, e
 	slices.Sort(obs.e2e)
 	slices.SortFunc(obs.gaps, func(a, b gap) int { return cmpFloat(a.ms, b.ms) })
 	sv := &Simulated{Requests: tm.Completed, Rejected: tm.Rejected, OverContext: over, Note: note,
+		SampledWorkers: sampledWorkers(smp), SampleRatePerS: sampleRate(smp),
 		TTFTP50MS: rank(obs.ttft, 0.5), TTFTP90MS: rank(obs.ttft, 0.9), TTFTP95MS: rank(obs.ttft, 0.95), TTFTP99MS: rank(obs.ttft, 0.99),
 		ITLP50MS: gapRank(obs.gaps, obs.gapN, 0.5), ITLP90MS: gapRank(obs.gaps, obs.gapN, 0.9),
 		ITLP95MS: gapRank(obs.gaps, obs.gapN, 0.95), ITLP99MS: gapRank(obs.gaps, obs.gapN, 0.99),
@@ -322,4 +432,35 @@ func (q *Query) routerPolicy() string {
 		return "kv-aware"
 	}
 	return simPolicy
+}
+
+// meanRequestTokens is a request's input and output tokens on average:
+// the query's lengths, or its workload's mean when the query was not
+// checked (Check sets the lengths from the workload); at least 1.
+func (q *Query) meanRequestTokens() float64 {
+	n := float64(q.InputTokens + q.OutputTokens)
+	if w := q.Workload; n < 1 && w != nil && len(w.Requests) > 0 {
+		sum := 0.0
+		for _, r := range w.Requests {
+			sum += float64(r.InputTokens + r.OutputTokens)
+		}
+		n = sum / float64(len(w.Requests))
+	}
+	return max(1, n)
+}
+
+// sampledWorkers and sampleRate are the sample's figures for JSON: nil and
+// 0 (left out) when every worker was replayed.
+func sampledWorkers(smp sample) []int {
+	if !smp.sampled {
+		return nil
+	}
+	return smp.workers
+}
+
+func sampleRate(smp sample) float64 {
+	if !smp.sampled {
+		return 0
+	}
+	return smp.rate
 }
