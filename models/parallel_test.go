@@ -13,7 +13,6 @@ func TestParallelismCounts(t *testing.T) {
 	if p.GPUs() != 8 || p.MoETP() != 4 || p.String() != "tp8 ep2" {
 		t.Fatalf("tp8 ep2: gpus %d moe tp %d %q", p.GPUs(), p.MoETP(), p.String())
 	}
-	// 256 experts over 12 ranks: 22 per rank needs 264, 8 redundant.
 	// DeepSeek-style DP attention: tp1 dp8 ep8 on 8 GPUs, experts not tensor-split.
 	p = Parallelism{TP: 1, DP: 8, EP: 8}
 	if p.GPUs() != 8 || p.MoETP() != 1 || p.Plain() {
@@ -34,6 +33,7 @@ func TestParallelismCheck(t *testing.T) {
 	}{
 		{Parallelism{TP: 1, DP: 8, EP: 8}, moe, ""},
 		{Parallelism{TP: 8, EP: 3}, moe, "must divide tp × dp"},
+		// 256 experts over 12 ranks: 22 per rank needs 264, 8 redundant.
 		{Parallelism{TP: 1, DP: 12, EP: 12}, moe, "8 redundant experts (EPLB) would make it 264"},
 		{Parallelism{TP: 8, EP: 8}, dense, "needs a mixture-of-experts model"},
 		{Parallelism{TP: 1, PP: 64}, moe, "exceeds the 61 layers"},
