@@ -15,6 +15,10 @@ type Spec struct {
 	GPU          *catalog.GPU
 	Engine       string // serving engine: vllm, sglang or trtllm
 	TP           int    // tensor-parallel ranks (GPUs of one replica), ≥ 1
+	// Parallel is the worker's layout beyond TP (data, expert and pipeline
+	// parallelism, MTP); its TP, when set, must equal TP. The zero value is
+	// tensor parallelism alone.
+	Parallel models.Parallelism
 	WeightDtype  string // matmul weights: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4; "" = the model's
 	KVDtype      string // "" = the model's
 	EnforceEager bool   // no CUDA graphs
@@ -101,6 +105,10 @@ func New(spec Spec) (*Model, error) {
 		return nil, fmt.Errorf("tp must be >= 1 (got %d)", spec.TP)
 	case m.AttentionHeads > 0 && m.AttentionHeads%spec.TP != 0:
 		return nil, fmt.Errorf("tp %d does not divide the %d attention heads of %s; engines split heads evenly across ranks", spec.TP, m.AttentionHeads, m.Name)
+	case spec.Parallel.TP != 0 && spec.Parallel.TP != spec.TP:
+		return nil, fmt.Errorf("parallel layout %s disagrees with tp %d", spec.Parallel, spec.TP)
+	case !spec.Parallel.Plain():
+		return nil, fmt.Errorf("kvplan's engine model does not yet model %s (data, expert or pipeline parallelism, MTP): this is kvplan's limit, not the deployment's", spec.Parallel)
 	case m.HiddenSize <= 0 || m.VocabSize <= 0 || m.AttentionHeads <= 0:
 		return nil, fmt.Errorf("model %s lacks hidden_size, vocab_size or attention_heads, which the engine model needs", m.Name)
 	}
