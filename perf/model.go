@@ -11,14 +11,14 @@ import (
 
 // Spec is what an engine model is built from.
 type Spec struct {
-	Model        *catalog.Model
-	GPU          *catalog.GPU
-	Engine       string // serving engine: vllm, sglang or trtllm
-	TP           int    // tensor-parallel ranks (GPUs of one replica), ≥ 1
+	Model  *catalog.Model
+	GPU    *catalog.GPU
+	Engine string // serving engine: vllm, sglang or trtllm
+	TP     int    // tensor-parallel ranks (GPUs of one replica), ≥ 1
 	// Parallel is the worker's layout beyond TP (data, expert and pipeline
 	// parallelism, MTP); its TP, when set, must equal TP. The zero value is
 	// tensor parallelism alone.
-	Parallel models.Parallelism
+	Parallel     models.Parallelism
 	WeightDtype  string // matmul weights: bf16, fp16, fp8, int8, int4, mxfp4, nvfp4, fp4; "" = the model's
 	KVDtype      string // "" = the model's
 	EnforceEager bool   // no CUDA graphs
