@@ -4,6 +4,8 @@
 #
 #   docs/reliability-cases.sh BEFORE_BINARY AFTER_BINARY [CASE_REGEX] > table.md
 #
+# CASE_REGEX picks cases by name (bash =~); KEEP=1 keeps the fixtures.
+#
 # Run from the repository's root (a case reads examples/clean.toml). It
 # writes each case as a fixture under a fresh directory in /tmp, runs it with
 # /usr/bin/time -v (Debian package `time`) under `timeout 20`, the BEFORE
@@ -193,4 +195,4 @@ case_ '`nvidia.com/gpu: 1e20`' "$ROW" : -- "${CHECK[@]}" "$D/gpu1e20.yaml"
 case_ '`--write-plan LINK --force`' '.' prep_link -- "${EX[@]}" --write-plan "$D/link.toml" --force
 case_ 'unmet SLO with `--write-plan`' 'no plan was written' prep_unmet -- "${UNMET[@]}" --write-plan "$D/unmet.toml"
 case_ "\`--write-plan ''\`" '.' : -- "${EX[@]}" --write-plan ''
-rm -rf "$D"
+if [ -n "${KEEP:-}" ]; then echo "fixtures kept in $D" >&2; else rm -rf "$D"; fi
