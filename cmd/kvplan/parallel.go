@@ -23,19 +23,25 @@ const (
 
 var layoutRange = intRange{1, 1024, "ranks"}
 
-// expertParallelFlags are --expert-parallel-size and EPLB's flags (perf and memory).
+// expertParallelFlags are --expert-parallel-size and --redundant-experts (perf and memory).
 func expertParallelFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: flagEP, Aliases: []string{"ep"}, Value: 1, Usage: "ranks the routed experts are spread over; MoE tp = tp × dp / ep (vLLM --enable-expert-parallel is ep = tp × dp)"},
 		&cli.IntFlag{Name: flagRedundant, Usage: "EPLB's redundant experts, spread over the ep ranks (experts + redundant must divide by ep); implies --eplb"},
-		&cli.BoolFlag{Name: flagEPLB, Usage: "experts rebalanced by EPLB (SGLang --enable-eplb, TRT-LLM's MoE load balancer): lower expert-load imbalance"},
 	}
+}
+
+// memoryLayoutFlags are kvplan memory's layout flags beyond --tp and --pp.
+func memoryLayoutFlags() []cli.Flag {
+	return append([]cli.Flag{&cli.IntFlag{Name: flagDP, Aliases: []string{"dp"}, Value: 1,
+		Usage: "attention data-parallel ranks: each holds its own KV and batch; the figures are one rank's"}}, expertParallelFlags()...)
 }
 
 // layoutPerfFlags are perf's flags beyond --tp and --data-parallel-size
 // (which benchFlags declares, shared with --against).
 func layoutPerfFlags() []cli.Flag {
 	return append(expertParallelFlags(),
+		&cli.BoolFlag{Name: flagEPLB, Usage: "experts rebalanced by EPLB (SGLang --enable-eplb, TRT-LLM's MoE load balancer): lower expert-load imbalance"},
 		pipelineParallelFlag(1, "pipeline stages of the worker: layers / pp each, micro-batches, point-to-point sends"),
 		&cli.IntFlag{Name: flagSpecTok, Usage: "tokens the model's MTP heads propose per step (TRT-LLM num_nextn_predict_layers, SGLang --speculative-num-steps)"},
 		&cli.Float64Flag{Name: flagAccept, Usage: "with --speculative-tokens: mean tokens accepted per target step, the bonus token included (1 to N + 1)"},
@@ -82,8 +88,10 @@ func layoutFromFlags(c *cli.Context, cat *catalog.Catalog, m *catalog.Model, g *
 			}
 		}
 	}
-	if err := perf.CheckLayout(m, g, lay, redundant, link); err != nil {
-		return lay, 0, false, nil, fmt.Errorf("%s: %w", c.Command.Name, err)
+	if spec { // memory is per rank: PlanMemory checks the layout, and no link is needed
+		if err := perf.CheckLayout(m, g, lay, redundant, link); err != nil {
+			return lay, 0, false, nil, fmt.Errorf("%s: %w", c.Command.Name, err)
+		}
 	}
 	return lay, redundant, c.Bool(flagEPLB) || redundant > 0, link, nil
 }
