@@ -29,7 +29,7 @@ func (p *MemoryPlan) parallelStageWeights(sc MemoryScenario, w *weightLayout, st
 	var routedRank, E, R float64
 	if routed > 0 {
 		E, R = float64(m.MoE.Experts), float64(sc.RedundantExperts)
-		routedRank = routedBytes * share * (E + R) / E / float64(lay.TP*lay.DP)
+		routedRank = routedBytes * share * (E + R) / E / float64(tp*lay.DP)
 	}
 	st.WeightsBytes = int64(math.Ceil(restRank + routedRank))
 	if s == 0 || routedRank > float64(p.RoutedWeightsBytes) {
@@ -46,7 +46,7 @@ func (p *MemoryPlan) parallelStageWeights(sc MemoryScenario, w *weightLayout, st
 	d.Add(name("weights_bytes"), float64(st.WeightsBytes), "B",
 		"ceil(((layers − routed experts) × stage share + embedding/lm_head) / tp + routed experts × stage share × (experts + redundant) / experts / (tp × dp))",
 		"ceil((%.0f × %d/%d + %.0f) / %d + %.0f × %d/%d × (%.0f + %.0f) / %.0f / (%d × %d))",
-		w.layersBytes-routedBytes, st.Layers, m.Layers, embedShare(w, s, pp), tp, routedBytes, st.Layers, m.Layers, E, R, E, lay.TP, lay.DP)
+		w.layersBytes-routedBytes, st.Layers, m.Layers, embedShare(w, s, pp), tp, routedBytes, st.Layers, m.Layers, E, R, E, tp, lay.DP)
 }
 
 func embedShare(w *weightLayout, s, pp int) float64 {

@@ -73,6 +73,17 @@ func TestMemoryDeepSeekV3DP8EP8(t *testing.T) {
 	if p.WeightsBytes != 110_926_927_360 || p.ExpertsPerRank != 36 {
 		t.Errorf("32 redundant experts: weights %d, experts/rank %g; want 110,926,927,360 and 36", p.WeightsBytes, p.ExpertsPerRank)
 	}
+	// tp 8, ep 8 (one 8-GPU node, MoE tp 1): the rest split 8 ways,
+	// 18,971,006,464 / 8 = 2,371,375,808 B, plus 81,738,596,352 B of
+	// routed experts = 84,109,972,160 B.
+	sc := dsv3Scenario(t, "vllm", models.Parallelism{EP: 8}, 0)
+	sc.KV.TP = 8
+	if p, err = PlanMemory(sc); err != nil {
+		t.Fatal(err)
+	}
+	if p.WeightsBytes != 84_109_972_160 || p.MoETP != 1 || p.ExpertsPerRank != 32 {
+		t.Errorf("tp 8 ep 8: weights %d, MoE tp %d, experts/rank %g; want 84,109,972,160, 1, 32", p.WeightsBytes, p.MoETP, p.ExpertsPerRank)
+	}
 	// tp 1 alone: the whole model on one H200 (669 GB) does not fit.
 	p, err = PlanMemory(dsv3Scenario(t, "sglang", models.Parallelism{}, 0))
 	if err != nil {
