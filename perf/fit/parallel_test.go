@@ -17,9 +17,19 @@ func loadParallel(t *testing.T) ([]*ParCase, string) {
 	t.Helper()
 	cat, rows, _, _, _ := load(t)
 	cases, ex := PrepareParallel(cat, rows)
-	var b bytes.Buffer
-	FormatExclusions(&b, len(rows), len(cases), ex)
-	return cases, b.String()
+	dp := 0
+	for _, c := range cases {
+		if c.Layout.DP > 1 {
+			dp++
+		}
+	}
+	head := fmt.Sprintf("\nExpert- and data-parallel rows: %d of the %d rows of serving_agg.csv with moe_ep > 1 or attention_dp > 1 (%d with attention data parallelism), read by fit.LayoutOf", len(cases), len(cases)+exTotal(ex), dp)
+	if len(ex) > 0 {
+		var b bytes.Buffer
+		FormatExclusions(&b, len(rows), len(cases), ex)
+		head += "; left out:" + b.String()
+	}
+	return cases, head + ".\n"
 }
 
 // TestParallelAccuracy reports the shipped parallel constants
@@ -29,7 +39,7 @@ func loadParallel(t *testing.T) ([]*ParCase, string) {
 func TestParallelAccuracy(t *testing.T) {
 	cases, head := loadParallel(t)
 	var b bytes.Buffer
-	b.WriteString("Expert- and data-parallel rows (" + head[1:])
+	b.WriteString(head)
 	preds := ParPredict(cases, perf.ParallelEfficiencyFor)
 	Format(&b, "In sample (the shipped parallel constants; dense efficiencies from the catalog)", Summarize(preds, ByKind))
 	Format(&b, "In sample, by model", Summarize(preds, ByModel))
@@ -107,7 +117,7 @@ func TestParallelFit(t *testing.T) {
 		t.Logf("held out %s: %d rows (%v)", m, len(test), time.Since(start))
 	}
 	var b bytes.Buffer
-	b.WriteString("Expert- and data-parallel rows (" + head[1:])
+	b.WriteString(head)
 	fmt.Fprintf(&b, "\nFitted per engine on every row (in sample):\n\n```\n%s```\n", code.String())
 	inSample := ParPredict(cases, func(e string) perf.ParallelEfficiency {
 		for _, f := range full {
@@ -127,4 +137,12 @@ func TestParallelFit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join("testdata", "parallel_heldout.md"), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func exTotal(ex Exclusion) int {
+	n := 0
+	for _, v := range ex {
+		n += v
+	}
+	return n
 }
