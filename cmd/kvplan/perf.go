@@ -66,6 +66,11 @@ of the run. kvplan calibrate fits the efficiencies to such files.`,
 
 func runPerf(c *cli.Context) error {
 	if c.String("against") != "" {
+		for _, f := range []string{flagEP, flagPP, flagSpecTok, flagAccept, flagRedundant, flagEPLB, "link"} {
+			if c.IsSet(f) {
+				return fmt.Errorf("perf: --%s describes a layout kvplan perf models, not a benchmark result file: with --against the file's runs are replayed as tensor parallelism (and --data-parallel-size replicas); leave --%s out", f, f)
+			}
+		}
 		return runPerfAgainst(c)
 	}
 	for _, f := range []string{"workers", "request-rate", "num-prompts"} {
