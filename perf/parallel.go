@@ -213,6 +213,13 @@ func newParallel(spec Spec, out *Model, wb float64) error {
 			q.imbZ = math.Sqrt(2 * math.Log(q.ep))
 			q.imbMean = k / q.ep
 			q.imbVar = k * (1 / q.ep) * (1 - 1/q.ep) * (E - k) / math.Max(1, E-1)
+			// With dp 1 the tokens are already on every tp rank (attention
+			// is tensor-parallel): each rank runs its experts on them and
+			// the all-reduce tp has anyway sums the outputs, so expert
+			// parallelism needs no all-to-all (SGLang --ep-size without
+			// --moe-a2a-backend deepep, TRT-LLM and vLLM with attention tp).
+		}
+		if n.EP > 1 && n.DP > 1 {
 			db := 2.0 // bf16 dispatch
 			switch out.WeightDtype {
 			case "fp8", "fp4", "nvfp4", "mxfp4":

@@ -32,28 +32,16 @@ type ParallelEfficiency struct {
 // ParallelEfficiencies are the parallel terms' constants per engine, and
 // "*" for an engine without its own.
 //
-// The values are priors from published kernel measurements until the fit
-// (perf/fit, TestParallelFit) replaces them; each entry names its source.
+// The values are priors from published kernel measurements; each entry
+// names its source. perf/fit's TestParallelFit fits them per engine on the
+// measured expert- and data-parallel runs and reports whether that beats
+// the prior on held-out models (it does not yet).
 var ParallelEfficiencies = map[string]ParallelEfficiency{
 	"*": parallelPrior,
-	// Fitted by perf/fit TestParallelFit (go test ./perf/fit -run
-	// TestParallelFit -fit -v) on the expert- and data-parallel rows of
-	// perf/fit/testdata/serving_agg.csv, per engine, the dense efficiencies
-	// held at the catalog's; every row is one node (NVLink): the link's
-	// share of the all-to-all is not fitted. The all-to-all efficiency and
-	// the skew sit at their bounds (1, 0) for vLLM and SGLang: within a node
-	// the data ask for less all-to-all time than its bytes at the catalog's
-	// NVLink bandwidth, a sign of overlap the model does not have
+	// Per-engine values fitted by perf/fit TestParallelFit are not shipped:
+	// on models held out of that fit they do no better than this prior
 	// (docs/parallelism.md).
-	"sglang": {AllToAll: 0.999, AllToAllUS: 4.3, AllToAllNormalUS: 60, Imbalance: 0.000, EPLBImbalance: 0, P2PUS: 20, Rows: 251, Source: parallelFitSource},
-	"trtllm": {AllToAll: 0.337, AllToAllUS: 1.1, AllToAllNormalUS: 60, Imbalance: 0.024, EPLBImbalance: 0.024, P2PUS: 20, Rows: 298, Source: parallelFitSource},
-	"vllm":   {AllToAll: 0.998, AllToAllUS: 5.3, AllToAllNormalUS: 60, Imbalance: 0.000, EPLBImbalance: 0, P2PUS: 20, Rows: 176, Source: parallelFitSource},
 }
-
-// parallelFitSource names the fit of the per-engine entries.
-const parallelFitSource = "fitted by perf/fit TestParallelFit on the 725 expert- and data-parallel rows of perf/fit/testdata/serving_agg.csv " +
-	"(ai-dynamo/aiconfigurator silicon_sample.csv @095f58a5, Apache-2.0): alltoall, ep_imbalance and alltoall_us per engine; " +
-	"alltoall_normal_us, eplb_imbalance (at most ep_imbalance) and p2p_us are the prior's"
 
 // parallelPrior: DeepEP's README (deepseek-ai/DeepEP, H800, 4,096 tokens,
 // hidden 7,168, top-8, fp8 dispatch, bf16 combine): normal kernels reach
@@ -66,7 +54,7 @@ const parallelFitSource = "fitted by perf/fit TestParallelFit on the 725 expert-
 // rebalancing; 30% without EPLB and 5% with it are priors, not fitted.
 var parallelPrior = ParallelEfficiency{
 	AllToAll: 0.75, AllToAllUS: 20, AllToAllNormalUS: 60, Imbalance: 0.3, EPLBImbalance: 0.05, P2PUS: 20,
-	Source: "prior: DeepEP README kernel figures (H800) and DeepSeek-V3's EPLB notes; not fitted",
+	Source: "prior: DeepEP README kernel figures (H800) and DeepSeek-V3's EPLB notes; not fitted (perf/fit TestParallelFit: a per-engine fit does no better on held-out models)",
 }
 
 // ParallelEfficiencyFor returns the engine's parallel constants, or the
