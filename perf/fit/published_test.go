@@ -47,6 +47,9 @@ func TestPublishedParallel(t *testing.T) {
 	// H800 datasheet; DeepEP's README: ~160 GB/s reached), 200 GB/s one way.
 	h800 := *h100
 	h800.Name, h800.InterconnectBandwidthBytes = "h800", 200e9
+	// Both deployments overlap the all-to-all with compute over two
+	// micro-batches (DeepSeek day-6: "dual micro-batch overlap"; LMSYS:
+	// two-batch overlap enabled).
 	model := func(g *catalog.GPU, lay models.Parallelism, redundant int) *perf.Model {
 		eff, err := cat.EfficiencyFor(g.Name, "sglang", "fp8")
 		if err != nil {
@@ -56,7 +59,7 @@ func TestPublishedParallel(t *testing.T) {
 			}
 		}
 		pm, err := perf.New(perf.Spec{Model: m, GPU: g, Engine: "sglang", TP: lay.TP, Parallel: lay, WeightDtype: "fp8",
-			KVDtype: "fp8", Efficiency: eff.Efficiency, Link: ndr, RedundantExperts: redundant})
+			KVDtype: "fp8", Efficiency: eff.Efficiency, Link: ndr, RedundantExperts: redundant, TwoBatchOverlap: true})
 		if err != nil {
 			t.Fatal(err)
 		}
