@@ -35,6 +35,12 @@ type SimulationScenario struct {
 	// Link carries the KV from prefill to decode workers; nil when
 	// aggregated. Both sides run the same GPU, tp and engine.
 	Link *catalog.Link
+
+	// SpeculativeTokens, AcceptanceLength: the model's MTP heads propose
+	// N tokens per step, L accepted per target step (the engine model's
+	// MTP terms, docs/parallelism.md); 0 = none.
+	SpeculativeTokens int
+	AcceptanceLength  float64
 }
 
 // SimulationPlan is what the timed simulator needs, in plain numbers, with
@@ -117,7 +123,8 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 		return nil, fmt.Errorf("%s on %s: %d KV blocks is more than the simulator addresses", mp.Model, mp.GPU, mp.KVBlocks)
 	}
 	step, err := perf.New(perf.Spec{Model: &m, GPU: sc.GPU, Engine: sc.Engine.Name, TP: mp.TP, WeightDtype: m.WeightDtype,
-		KVDtype: mp.KVDtype, EnforceEager: sc.EnforceEager, Catalog: sc.Catalog})
+		KVDtype: mp.KVDtype, EnforceEager: sc.EnforceEager, Catalog: sc.Catalog,
+		Parallel: models.Parallelism{TP: mp.TP, SpeculativeTokens: sc.SpeculativeTokens, AcceptanceLength: sc.AcceptanceLength}})
 	if err != nil {
 		return nil, err
 	}
