@@ -79,6 +79,7 @@ type Model struct {
 	arLatMS    float64
 	arBytesTok float64 // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
 	icBms      float64 // interconnect bytes per ms reached
+	seqMS      float64 // host cost per sequence of an iteration (Efficiency.SeqUS)
 }
 
 // attnGroup is the attention arithmetic of one layer group, per rank.
@@ -190,6 +191,7 @@ func New(spec Spec) (*Model, error) {
 	out.lmBytes = V * H * 2 / tp
 
 	out.groups, out.stateBytes = attentionGroups(m, kv, spec.TP)
+	out.seqMS = eff.SeqUS / 1000
 	if spec.TP > 1 {
 		out.arCount = 2 * L
 		out.arLatMS = eff.AllReduceUS / 1000

@@ -192,3 +192,22 @@ func TestDtypeFallbackIsSaid(t *testing.T) {
 		}
 	}
 }
+
+// The host's per-sequence cost (seq_us) adds seq_us × sequences to an
+// iteration's fixed term and nothing else: 4 decoding sequences and one
+// prefill chunk at 10 µs each are 5 × 0.010 = 0.050 ms.
+func TestSeqUSPerSequence(t *testing.T) {
+	base := ideal()
+	with := ideal()
+	with.SeqUS = 10
+	m0 := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: base})
+	m1 := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: with})
+	a := m0.Step([]int{100}, nil, []int{500, 600, 700, 800})
+	b := m1.Step([]int{100}, nil, []int{500, 600, 700, 800})
+	if d := b.FixedMS - a.FixedMS; math.Abs(d-0.050) > 1e-12 {
+		t.Errorf("fixed term grew by %.6f ms, want 0.050", d)
+	}
+	if d := b.TotalMS - a.TotalMS; math.Abs(d-0.050) > 1e-12 {
+		t.Errorf("step grew by %.6f ms, want 0.050", d)
+	}
+}
