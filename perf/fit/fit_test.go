@@ -221,3 +221,53 @@ func simpleHeldOut(cases []*Case) string {
 	Format(&b, "Simple baseline, held-out GPUs (each GPU predicted by a fit on the other GPUs' rows), by engine and kind", Summarize(HoldOutSimple(cases, ByGPU, *simpleIters), ByKind))
 	return b.String()
 }
+
+var (
+	harnessEngines = flag.String("harness-engines", "vllm,trtllm,sglang", "engines whose rows TestReplayRefit replays as their harness ran them")
+	foldModel      = flag.String("fold-model", "qwen3-32b", "the model TestReplayRefit holds out")
+)
+
+// TestReplayRefit compares the ramp replay (the shipped one) with the
+// harness replay (perf.Load.AsHarness, for the engines -harness-engines
+// names): each refitted from the same start for -fit-iterations, in sample
+// and with -fold-model held out. It writes nothing; with -fit it takes
+// about an hour on two shared cores at 15 iterations:
+//
+//	go test ./perf/fit -run TestReplayRefit -fit -fit-iterations 15 -v -timeout 3h
+func TestReplayRefit(t *testing.T) {
+	if !*fitFlag {
+		t.Skip("refitting takes tens of minutes: go test ./perf/fit -run TestReplayRefit -fit -fit-iterations 15 -v -timeout 3h")
+	}
+	_, _, sp, cases, _ := load(t)
+	harness := map[string]bool{}
+	for _, e := range strings.Split(*harnessEngines, ",") {
+		harness[strings.TrimSpace(e)] = true
+	}
+	for _, asHarness := range []bool{false, true} {
+		for _, c := range cases {
+			c.Load.AsHarness = asHarness && harness[c.Engine]
+		}
+		name := map[bool]string{false: "ramp replay", true: "harness replay (" + *harnessEngines + ")"}[asHarness]
+		x, loss, err := (&Problem{Space: sp, Cases: cases}).Minimize(sp.Initial(), *iterations)
+		if err != nil {
+			t.Logf("%s: %v", name, err)
+		}
+		var b bytes.Buffer
+		in := Predict(cases, FromSpace(sp, x))
+		Format(&b, fmt.Sprintf("%s, in sample, %d iterations, loss %.4f", name, *iterations, loss), Summarize(in, ByKind))
+		FormatBias(&b, name+", in sample", in, ByModelEngine)
+		var train, test []*Case
+		for _, c := range cases {
+			if c.Group == *foldModel {
+				test = append(test, c)
+			} else {
+				train = append(train, c)
+			}
+		}
+		xg, _, _ := (&Problem{Space: sp, Cases: train}).Minimize(sp.Initial(), *iterations)
+		held := Predict(test, FromSpace(sp, xg))
+		Format(&b, fmt.Sprintf("%s, %s held out", name, *foldModel), Summarize(held, ByKind))
+		FormatBias(&b, fmt.Sprintf("%s, %s held out", name, *foldModel), held, ByModelEngine)
+		t.Log(b.String())
+	}
+}
