@@ -38,6 +38,15 @@ type Limits struct {
 	// default); otherwise decodes and prefill chunks share iterations (vLLM,
 	// TensorRT-LLM).
 	SeparatePrefill bool
+	// KVReserveOutput is the share of its output tokens' KV a request holds
+	// on average beyond its prompt's, as admission counts it; 0 means 1, the
+	// whole ISL + OSL reserved when admitted (TensorRT-LLM's
+	// GUARANTEED_NO_EVICT). Engines that allocate KV as sequences grow admit
+	// against what is in use: out of phase a request holds its prompt and on
+	// average half its output (vLLM: 0.5, preemption when it runs out not
+	// modelled); SGLang also keeps new_token_ratio (0.1 in steady state) of
+	// the remaining output in reserve: 0.55.
+	KVReserveOutput float64
 }
 
 // The benchmark each Steady call replays: every client sends
@@ -177,6 +186,12 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 		harness: ld.AsHarness,
 		reqMS:   m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000}
 	b.need = int64((b.isl+b.osl+bs-1)/bs) * int64(bs)
+	if b.need > b.slots {
+		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
+	}
+	if f := lim.KVReserveOutput; f > 0 && f < 1 {
+		b.need = int64((b.isl+int(math.Ceil(f*float64(b.osl)))+bs-1)/bs) * int64(bs)
+	}
 	if b.need > b.slots {
 		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
 	}

@@ -33,6 +33,7 @@ func TestSteadyMatchesStepSimulation(t *testing.T) {
 		{"prefill apart", "sglang", 1, Load{64, 1024, 128, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true}, 200},
 		{"kv-limited", "vllm", 1, Load{48, 2000, 1000, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}, 1000},
 		{"max_num_seqs", "vllm", 1, Load{40, 512, 300, false}, Limits{MaxNumSeqs: 24, MaxNumBatchedTokens: 2048, KVSlots: big}, 0},
+		{"kv-limited, grow-as-you-go", "vllm", 1, Load{48, 2000, 1000, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008, KVReserveOutput: 0.5}, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eff := realistic(tc.ramp)
@@ -119,6 +120,30 @@ func TestKVLimitedWaiting(t *testing.T) {
 	want := 30.0 / 10 * inEngine
 	if !near(r.WaitingMS, want, 0.1) {
 		t.Errorf("waiting %.0f ms, want about (40 − 10) / 10 × %.0f ms = %.0f ms", r.WaitingMS, inEngine, want)
+	}
+}
+
+// With KVReserveOutput a request's admission counts its prompt and that
+// share of its output: 10 requests of 2,000 + 1,000 tokens fill 30,080 slots
+// reserved whole (188 blocks of 16 each), but counted at 2,000 + 500 tokens
+// (157 blocks, 2,512 slots) floor(30,080 / 2,512) = 11 run at once.
+func TestKVReserveOutput(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: realistic(1000)})
+	for _, tc := range []struct {
+		reserve float64
+		want    int
+	}{{0, 10}, {1, 10}, {0.5, 11}} {
+		r, err := m.Steady(Load{40, 2000, 1000, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 10 * 3008, KVReserveOutput: tc.reserve})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.MaxRunning != tc.want || !r.KVLimited {
+			t.Errorf("reserve %g: max running %d (kv_limited %v), want %d", tc.reserve, r.MaxRunning, r.KVLimited, tc.want)
+		}
+	}
+	// A request that does not fit whole is refused whatever the reserve.
+	if _, err := m.Steady(Load{1, 1000, 1000, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 8192, KVSlots: 1500, KVReserveOutput: 0.5}); err == nil {
+		t.Error("a request of 2,000 tokens ran in 1,500 slots")
 	}
 }
 

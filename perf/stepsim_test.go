@@ -46,6 +46,9 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 		bs = 16
 	}
 	need := int64((ISL+OSL+bs-1)/bs) * int64(bs)
+	if f := lim.KVReserveOutput; f > 0 && f < 1 {
+		need = int64((ISL+int(math.Ceil(f*float64(OSL)))+bs-1)/bs) * int64(bs)
+	}
 	sent := make([]int, C)
 	firstMeasured := math.Inf(1)
 	var waiting, running []*req

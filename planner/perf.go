@@ -86,7 +86,7 @@ var perfNotModelled = []string{
 	"speculative decoding and multi-token prediction",
 	"prefix caching (the benchmark's prompts share no prefix)",
 	"expert parallelism's all-to-all (experts are taken as split over the tp ranks), attention data parallelism and pipeline parallelism",
-	"preemption: a request reserves the KV of all its tokens when admitted",
+	"preemption: vLLM and SGLang admit against the KV a request holds on average (prompt and half its output; SGLang a little more) and are never preempted, TensorRT-LLM reserves all of it",
 	"sparse attention (DeepSeek-V3.2/GLM-5 indexers): attention is counted dense",
 	"CPU-side limits: tokenization and detokenization throughput beyond the fitted per-request overhead",
 }
@@ -169,7 +169,7 @@ func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 	p.KVDtype, p.KVSlotsTokens = mp.KVDtype, mp.KVSlotsTokens
 	p.MaxNumSeqs, p.MaxNumBatchedTokens = mp.MaxNumSeqs, mp.MaxNumBatchedTokens
 	r.lim = perf.Limits{MaxNumSeqs: p.MaxNumSeqs, MaxNumBatchedTokens: p.MaxNumBatchedTokens, KVSlots: p.KVSlotsTokens,
-		BlockSize: mp.BlockSize, SeparatePrefill: eng.SeparatePrefill}
+		BlockSize: mp.BlockSize, SeparatePrefill: eng.SeparatePrefill, KVReserveOutput: eng.KVReserveOutput}
 	return r, nil
 }
 

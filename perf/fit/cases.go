@@ -48,7 +48,8 @@ type Exclusion map[string]int
 // improves; see docs/engine-model.md); SGLang rows keep the model's bf16 KV
 // (its fp8 Llama-3.1-8B rows' TPOT turns 44% too fast with fp8 KV).
 func limitsFor(engine string, g *catalog.GPU, batch int) perf.Limits {
-	lim := perf.Limits{MaxNumSeqs: batch, MaxNumBatchedTokens: 8192, BlockSize: 16, SeparatePrefill: perf.Schedules[engine].SeparatePrefill}
+	lim := perf.Limits{MaxNumSeqs: batch, MaxNumBatchedTokens: 8192, BlockSize: 16, SeparatePrefill: perf.Schedules[engine].SeparatePrefill,
+		KVReserveOutput: perf.Schedules[engine].KVReserveOutput}
 	if engine == "sglang" {
 		if g.MemoryBytes >= 160e9 {
 			lim.MaxNumBatchedTokens = 16384
