@@ -34,6 +34,11 @@ type Efficiency struct {
 	RequestMS    float64 `toml:"request_ms" json:"request_ms"`                     // per request, in TTFT: HTTP, tokenization, detokenization, ms
 	RequestUSTok float64 `toml:"request_us_per_token" json:"request_us_per_token"` // per input token, in TTFT: tokenizing and moving the prompt, µs
 	RampMS       float64 `toml:"ramp_ms" json:"ramp_ms"`                           // a benchmark's first requests reach the engine spread evenly over ramp_ms, ms
+	// SeqUS is the host's cost per sequence of an iteration (scheduling,
+	// input preparation, sampling, detokenisation), µs: what makes a large
+	// batch's step grow beyond its GPU time. 0 in the shipped entries until
+	// a refit sets it (docs/engine-model.md, round 2).
+	SeqUS float64 `toml:"seq_us" json:"seq_us,omitempty"`
 
 	Rows   int    `toml:"rows" json:"rows"` // measured rows the values were fitted on (0 = not fitted: a prior)
 	Source string `toml:"source" json:"source"`
@@ -78,7 +83,7 @@ func (e *Efficiency) validate() []fieldErr {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"allreduce_us", e.AllReduceUS}, {"step_ms", e.StepMS}, {"layer_us", e.LayerUS}, {"eager_layer_us", e.EagerLayerUS}, {"request_ms", e.RequestMS}, {"request_us_per_token", e.RequestUSTok}, {"ramp_ms", e.RampMS}} {
+	}{{"allreduce_us", e.AllReduceUS}, {"step_ms", e.StepMS}, {"layer_us", e.LayerUS}, {"eager_layer_us", e.EagerLayerUS}, {"request_ms", e.RequestMS}, {"request_us_per_token", e.RequestUSTok}, {"ramp_ms", e.RampMS}, {"seq_us", e.SeqUS}} {
 		if !(f.v >= 0 && f.v < 1e6) {
 			add(f.name, "must be >= 0 (got %g)", f.v)
 		}

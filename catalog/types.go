@@ -149,7 +149,7 @@ func (l *Link) PerGPU() bool { return l.RatePer == RatePerGPU }
 //
 // Peak figures are dense (no sparsity), per GPU. A dtype whose peak is 0 has
 // no tensor-core path of its own on this GPU: the engine model runs it at the
-// next wider dtype that has one (fp4 → fp8 → bf16), and says so.
+// next wider dtype that has one (int8 → fp8 → bf16; fp4 without an fp4 path is weight-only, bf16), and says so.
 type GPU struct {
 	Name        string   `toml:"name" json:"name,omitempty"`
 	Aliases     []string `toml:"aliases" json:"aliases,omitempty"`

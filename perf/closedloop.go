@@ -13,7 +13,20 @@ type Load struct {
 	Concurrency  int
 	InputTokens  int
 	OutputTokens int
+	// AsHarness replays the benchmark as the harnesses run it (vLLM bench,
+	// genai-perf/AIPerf, trtllm-bench, AIConfigurator's sweeps): the clients
+	// send their first requests together, every request counts (the first
+	// wave is in the figures), HarnessRequestsPerClient requests each, and
+	// after its first request each client is out of phase with the others:
+	// client i of C sends its second request i/C of its first request's
+	// latency later than it finished, so from then on the clients' sends
+	// spread evenly over a request's time, as requests that finish at
+	// slightly different times leave them. ramp_ms is not used.
+	AsHarness bool
 }
+
+// HarnessRequestsPerClient is what each client sends in an AsHarness replay.
+const HarnessRequestsPerClient = 8
 
 // Limits are the engine's scheduling limits.
 type Limits struct {
@@ -25,6 +38,15 @@ type Limits struct {
 	// default); otherwise decodes and prefill chunks share iterations (vLLM,
 	// TensorRT-LLM).
 	SeparatePrefill bool
+	// KVReserveOutput is the share of its output tokens' KV a request holds
+	// on average beyond its prompt's, as admission counts it; 0 means 1, the
+	// whole ISL + OSL reserved when admitted (TensorRT-LLM's
+	// GUARANTEED_NO_EVICT). Engines that allocate KV as sequences grow admit
+	// against what is in use: out of phase a request holds its prompt and on
+	// average half its output (vLLM: 0.5, preemption when it runs out not
+	// modelled); SGLang also keeps new_token_ratio (0.1 in steady state) of
+	// the remaining output in reserve: 0.55.
+	KVReserveOutput float64
 }
 
 // The benchmark each Steady call replays: every client sends
@@ -115,6 +137,8 @@ type bench struct {
 	slots, need     int64
 	separate        bool
 	reqMS, ramp     float64
+	warm, perClient int  // requests per client left out, sent
+	harness         bool // Load.AsHarness
 
 	cl         []client
 	transit    minHeap // clients on their way to the engine, by arrival time
@@ -158,14 +182,24 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 	}
 	b := &bench{m: m, C: ld.Concurrency, isl: ld.InputTokens, osl: ld.OutputTokens,
 		budget: lim.MaxNumBatchedTokens, maxSeqs: lim.MaxNumSeqs, slots: lim.KVSlots,
-		separate: lim.SeparatePrefill, ramp: m.Efficiency.RampMS,
-		reqMS: m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000}
+		separate: lim.SeparatePrefill, ramp: m.Efficiency.RampMS, warm: WarmRequests, perClient: RequestsPerClient,
+		harness: ld.AsHarness,
+		reqMS:   m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000}
 	b.need = int64((b.isl+b.osl+bs-1)/bs) * int64(bs)
+	if b.need > b.slots {
+		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
+	}
+	if f := lim.KVReserveOutput; f > 0 && f < 1 {
+		b.need = int64((b.isl+int(math.Ceil(f*float64(b.osl)))+bs-1)/bs) * int64(bs)
+	}
 	if b.need > b.slots {
 		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
 	}
 	if !b.separate && b.budget < b.isl && b.budget < 2 {
 		return nil, fmt.Errorf("max_num_batched_tokens %d leaves no room for a prefill chunk", b.budget)
+	}
+	if b.harness {
+		b.ramp, b.warm, b.perClient = 0, 0, HarnessRequestsPerClient
 	}
 	b.cl = make([]client, b.C)
 	b.pos = make([]int, b.C)
@@ -188,13 +222,13 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 func (b *bench) send(c int, t float64) {
 	cl := &b.cl[c]
 	*cl = client{sent: cl.sent + 1, send: t, arrive: t + b.reqMS + minDelayMS}
-	if cl.sent > WarmRequests && t < b.measureT0 {
+	if cl.sent > b.warm && t < b.measureT0 {
 		b.measureT0 = t
 	}
 	b.transit.push(cl.arrive, c)
 }
 
-func (b *bench) measured(c int) bool { return b.cl[c].sent > WarmRequests }
+func (b *bench) measured(c int) bool { return b.cl[c].sent > b.warm }
 
 func (b *bench) run() error {
 	for {
@@ -461,8 +495,12 @@ func (b *bench) finish(c int) {
 		}
 		b.latency.add(b.now - cl.send)
 	}
-	if cl.sent < RequestsPerClient {
-		b.send(c, b.now)
+	if cl.sent < b.perClient {
+		t := b.now
+		if b.harness && cl.sent == 1 {
+			t += (b.now - cl.send) * float64(c) / float64(b.C)
+		}
+		b.send(c, t)
 	}
 }
 

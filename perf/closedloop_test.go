@@ -27,12 +27,13 @@ func TestSteadyMatchesStepSimulation(t *testing.T) {
 		lim    Limits
 		ramp   float64
 	}{
-		{"lock-step", "vllm", 1, Load{8, 1024, 256}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 0},
-		{"out of step", "vllm", 2, Load{32, 2048, 512}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 3000},
-		{"chunked long prompts", "trtllm", 1, Load{16, 12000, 128}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 500},
-		{"prefill apart", "sglang", 1, Load{64, 1024, 128}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true}, 200},
-		{"kv-limited", "vllm", 1, Load{48, 2000, 1000}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}, 1000},
-		{"max_num_seqs", "vllm", 1, Load{40, 512, 300}, Limits{MaxNumSeqs: 24, MaxNumBatchedTokens: 2048, KVSlots: big}, 0},
+		{"lock-step", "vllm", 1, Load{8, 1024, 256, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 0},
+		{"out of step", "vllm", 2, Load{32, 2048, 512, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 3000},
+		{"chunked long prompts", "trtllm", 1, Load{16, 12000, 128, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 500},
+		{"prefill apart", "sglang", 1, Load{64, 1024, 128, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true}, 200},
+		{"kv-limited", "vllm", 1, Load{48, 2000, 1000, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}, 1000},
+		{"max_num_seqs", "vllm", 1, Load{40, 512, 300, false}, Limits{MaxNumSeqs: 24, MaxNumBatchedTokens: 2048, KVSlots: big}, 0},
+		{"kv-limited, grow-as-you-go", "vllm", 1, Load{48, 2000, 1000, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008, KVReserveOutput: 0.5}, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eff := realistic(tc.ramp)
@@ -58,6 +59,49 @@ func TestSteadyMatchesStepSimulation(t *testing.T) {
 	}
 }
 
+// The harness replay (Load.AsHarness: clients start together, every request
+// counts, out of phase after the first) matches the iteration-by-iteration
+// simulation of the same benchmark, and counting the first wave shows: at
+// 64 clients of 1,024-token prompts the first wave queues 64 prefills (8
+// iterations of 8,192 tokens), so the harness TTFT is above the out-of-step
+// replay's, and below the lock-step one's, where every request queues so.
+func TestHarnessMatchesStepSimulation(t *testing.T) {
+	big := int64(10_000_000)
+	for _, tc := range []struct {
+		name   string
+		engine string
+		ld     Load
+		lim    Limits
+	}{
+		{"vllm 64 clients", "vllm", Load{64, 1024, 256, true}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}},
+		{"vllm 8 clients", "vllm", Load{8, 2048, 512, true}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}},
+		{"sglang prefill apart", "sglang", Load{32, 1024, 128, true}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true}},
+		{"kv-limited", "vllm", Load{48, 2000, 1000, true}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: tc.engine, TP: 1, Efficiency: realistic(0)})
+			got, err := m.Steady(tc.ld, tc.lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := simulatePhased(m, tc.ld, tc.lim, ramp(tc.ld.Concurrency, 0), HarnessRequestsPerClient, 0, true)
+			if !near(got.TTFTMS, ref.ttftMS, 0.05) || !near(got.TPOTMS, ref.tpotMS, 0.03) {
+				t.Errorf("Steady TTFT %.1f ms, TPOT %.2f ms; the step simulation %.1f, %.2f ms",
+					got.TTFTMS, got.TPOTMS, ref.ttftMS, ref.tpotMS)
+			}
+		})
+	}
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: realistic(0)})
+	lim := Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}
+	lock, _ := m.Steady(Load{64, 1024, 256, false}, lim)
+	harness, _ := m.Steady(Load{64, 1024, 256, true}, lim)
+	m2 := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: realistic(1e5)})
+	spread, _ := m2.Steady(Load{64, 1024, 256, false}, lim)
+	if !(spread.TTFTMS < harness.TTFTMS && harness.TTFTMS < lock.TTFTMS) {
+		t.Errorf("TTFT out of step %.1f, harness %.1f, lock-step %.1f ms: want them in that order", spread.TTFTMS, harness.TTFTMS, lock.TTFTMS)
+	}
+}
+
 // When only N of C requests fit the KV slots, the others wait: by Little's
 // law each waits about (C − N) / N of a request's time in the engine.
 func TestKVLimitedWaiting(t *testing.T) {
@@ -79,6 +123,30 @@ func TestKVLimitedWaiting(t *testing.T) {
 	}
 }
 
+// With KVReserveOutput a request's admission counts its prompt and that
+// share of its output: 10 requests of 2,000 + 1,000 tokens fill 30,080 slots
+// reserved whole (188 blocks of 16 each), but counted at 2,000 + 500 tokens
+// (157 blocks, 2,512 slots) floor(30,080 / 2,512) = 11 run at once.
+func TestKVReserveOutput(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: realistic(1000)})
+	for _, tc := range []struct {
+		reserve float64
+		want    int
+	}{{0, 10}, {1, 10}, {0.5, 11}} {
+		r, err := m.Steady(Load{40, 2000, 1000, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 10 * 3008, KVReserveOutput: tc.reserve})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.MaxRunning != tc.want || !r.KVLimited {
+			t.Errorf("reserve %g: max running %d (kv_limited %v), want %d", tc.reserve, r.MaxRunning, r.KVLimited, tc.want)
+		}
+	}
+	// A request that does not fit whole is refused whatever the reserve.
+	if _, err := m.Steady(Load{1, 1000, 1000, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 8192, KVSlots: 1500, KVReserveOutput: 0.5}); err == nil {
+		t.Error("a request of 2,000 tokens ran in 1,500 slots")
+	}
+}
+
 func TestSteadyRejects(t *testing.T) {
 	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: realistic(0)})
 	for _, tc := range []struct {
@@ -86,10 +154,10 @@ func TestSteadyRejects(t *testing.T) {
 		lim  Limits
 		want string
 	}{
-		{Load{0, 10, 10}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "concurrency must be >= 1"},
-		{Load{1, 0, 10}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "input tokens"},
-		{Load{1, 10, 10}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 0}, "no KV slots"},
-		{Load{1, 1000, 1000}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 8192, KVSlots: 1500}, "needs 2000 KV slots"},
+		{Load{0, 10, 10, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "concurrency must be >= 1"},
+		{Load{1, 0, 10, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "input tokens"},
+		{Load{1, 10, 10, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 0}, "no KV slots"},
+		{Load{1, 1000, 1000, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 8192, KVSlots: 1500}, "needs 2000 KV slots"},
 	} {
 		if _, err := m.Steady(tc.ld, tc.lim); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Steady(%+v, %+v): err = %v, want %q", tc.ld, tc.lim, err, tc.want)
@@ -100,7 +168,7 @@ func TestSteadyRejects(t *testing.T) {
 // The same load gives the same figures.
 func TestSteadyDeterministic(t *testing.T) {
 	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "trtllm", TP: 1, Efficiency: realistic(700)})
-	ld, lim := Load{24, 1500, 300}, Limits{MaxNumSeqs: 64, MaxNumBatchedTokens: 8192, KVSlots: 1 << 22}
+	ld, lim := Load{24, 1500, 300, false}, Limits{MaxNumSeqs: 64, MaxNumBatchedTokens: 8192, KVSlots: 1 << 22}
 	a, _ := m.Steady(ld, lim)
 	b, _ := m.Steady(ld, lim)
 	if a != b {

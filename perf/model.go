@@ -99,6 +99,7 @@ type Model struct {
 	arLatMS    float64
 	arBytesTok float64 // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
 	icBms      float64 // interconnect bytes per ms reached
+	seqMS      float64 // host cost per sequence of an iteration (Efficiency.SeqUS)
 }
 
 // attnGroup is the attention arithmetic of one layer group, per rank.
@@ -159,11 +160,15 @@ func New(spec Spec) (*Model, error) {
 	out.Name = fmt.Sprintf("%s on %d × %s, %s, %s weights", m.Name, spec.TP, g.Name, spec.Engine, dtype)
 
 	out.peakTFLOPS, out.peakDtype = peakFor(g, dtype)
-	if out.peakDtype != dtype && !(dtype == "int4" && out.peakDtype == "bf16") {
+	fp4 := dtype == "fp4" || dtype == "nvfp4" || dtype == "mxfp4"
+	if out.peakDtype != dtype && !(dtype == "int4" && out.peakDtype == "bf16") && !(fp4 && out.peakDtype == "bf16") {
 		out.Notes = append(out.Notes, fmt.Sprintf("%s has no %s tensor path in the catalog: %s matmuls run at its %s peak (%g TFLOP/s)", g.Name, dtype, dtype, out.peakDtype, out.peakTFLOPS))
 	}
 	if dtype == "int4" {
 		out.Notes = append(out.Notes, "int4 weights are weight-only: matmuls run at the bf16 peak, weights are read at 4 bits")
+	}
+	if fp4 && out.peakDtype == "bf16" {
+		out.Notes = append(out.Notes, fmt.Sprintf("%s has no fp4 tensor path: %s weights are weight-only here (dequantised in the kernel, bf16 maths at %g TFLOP/s), read at 4 bits", g.Name, dtype, out.peakTFLOPS))
 	}
 	out.bf16TFLOPS = g.BF16TFLOPS
 	out.bwBytesS = g.MemoryBandwidthBytes
@@ -204,6 +209,7 @@ func New(spec Spec) (*Model, error) {
 	out.lmBytes = V * H * 2 / tp
 
 	out.groups, out.stateBytes = attentionGroups(m, kv, spec.TP)
+	out.seqMS = eff.SeqUS / 1000
 	if spec.TP > 1 {
 		out.arCount = 2 * L
 		out.arLatMS = eff.AllReduceUS / 1000
@@ -236,17 +242,21 @@ func efficiencyOf(spec Spec, dtype string, out *Model) (catalog.Efficiency, erro
 
 // peakFor returns the dense TFLOP/s a matmul of weight dtype runs at on g,
 // and the dtype of the tensor path it uses: the dtype's own, else the next
-// wider one the GPU has (fp4 → fp8 → bf16). int4 weights are weight-only
-// (W4A16): the bf16 path.
+// wider one the GPU has (fp8 → bf16). int4 weights are weight-only
+// (W4A16): the bf16 path; so are fp4 weights on a GPU without an fp4
+// tensor path (W4A16 as the engines run them there, not fp8 maths).
 func peakFor(g *catalog.GPU, dtype string) (float64, string) {
 	switch dtype {
 	case "fp4", "nvfp4", "mxfp4":
 		if g.FP4TFLOPS > 0 {
 			return g.FP4TFLOPS, dtype
 		}
-		if g.FP8TFLOPS > 0 {
-			return g.FP8TFLOPS, "fp8"
-		}
+		// No fp4 tensor path (Hopper, Ada, Ampere): the engines dequantise
+		// in the kernel and multiply in bf16 (vLLM: "Your GPU does not have
+		// native support for FP4 computation ... Weight-only FP4 compression
+		// will be used leveraging the Marlin kernel"; gpt-oss's mxfp4 experts
+		// on Hopper run triton_kernels' matmul_ogs on bf16 activations).
+		return g.BF16TFLOPS, "bf16"
 	case "fp8":
 		if g.FP8TFLOPS > 0 {
 			return g.FP8TFLOPS, "fp8"

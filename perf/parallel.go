@@ -357,7 +357,10 @@ func (m *Model) parTerms(a batch) Terms {
 		// the compute does not hide).
 		comm = math.Max(0, comm-work)
 	}
-	stage := m.stepMS + s*(layerFixed+work+comm)
+	// The host's per-sequence cost (seq_us) is paid by each rank's own
+	// scheduler for the sequences it runs.
+	host := m.stepMS + m.seqMS*rank.seqs
+	stage := host + s*(layerFixed+work+comm)
 	lm := full.lm
 	cycle := mb * (stage + lm)
 	if q.pp > 1 {
@@ -366,7 +369,7 @@ func (m *Model) parTerms(a batch) Terms {
 	}
 	// Report the busy time of the last stage over the m micro-batches;
 	// PipelineMS is the rest of the cycle (bubble and sends).
-	t.FixedMS = mb * (m.stepMS + s*layerFixed)
+	t.FixedMS = mb * (host + s*layerFixed)
 	t.DenseMS = mb * s * full.dense
 	t.ExpertsMS = mb * s * full.experts
 	t.AttentionMS = mb * s * full.attention

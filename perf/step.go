@@ -119,6 +119,7 @@ func (m *Model) terms(a batch) Terms {
 	if m.arCount > 0 {
 		t.AllReduceMS = m.arCount * (m.arLatMS + T*m.arBytesTok/m.icBms)
 	}
+	t.FixedMS += m.seqMS * a.seqs
 	t.TotalMS = t.FixedMS + t.DenseMS + t.ExpertsMS + t.LMHeadMS + t.AttentionMS + t.KVReadMS + t.AllReduceMS
 	return t
 }

@@ -180,10 +180,34 @@ func TestNewRejects(t *testing.T) {
 	}
 }
 
-// fp4 weights on a GPU without an fp4 path run at its fp8 peak, and say so.
+// fp4 weights on a GPU without an fp4 path (the unit GPU: 1,000 TFLOP/s
+// bf16, 2,000 fp8, no fp4) are weight-only, as vLLM runs them there (Marlin
+// W4A16; gpt-oss's mxfp4 experts on Hopper): bf16 maths at 1,000 TFLOP/s,
+// not the fp8 peak, and the note says so.
 func TestDtypeFallbackIsSaid(t *testing.T) {
-	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, WeightDtype: "nvfp4", Efficiency: ideal()})
-	if m.peakTFLOPS != 2000 || len(m.Notes) == 0 || !strings.Contains(m.Notes[0], "fp8 peak") {
-		t.Errorf("peak %g TFLOP/s, notes %q; want 2000 and a note about the fp8 peak", m.peakTFLOPS, m.Notes)
+	for _, dt := range []string{"nvfp4", "mxfp4"} {
+		m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, WeightDtype: dt, Efficiency: ideal()})
+		if m.peakTFLOPS != 1000 || m.peakDtype != "bf16" || len(m.Notes) == 0 || !strings.Contains(m.Notes[0], "weight-only") {
+			t.Errorf("%s: peak %g TFLOP/s (%s), notes %q; want 1000 (bf16) and a note that it is weight-only", dt, m.peakTFLOPS, m.peakDtype, m.Notes)
+		}
+	}
+}
+
+// The host's per-sequence cost (seq_us) adds seq_us × sequences to an
+// iteration's fixed term and nothing else: 4 decoding sequences and one
+// prefill chunk at 10 µs each are 5 × 0.010 = 0.050 ms.
+func TestSeqUSPerSequence(t *testing.T) {
+	base := ideal()
+	with := ideal()
+	with.SeqUS = 10
+	m0 := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: base})
+	m1 := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: with})
+	a := m0.Step([]int{100}, nil, []int{500, 600, 700, 800})
+	b := m1.Step([]int{100}, nil, []int{500, 600, 700, 800})
+	if d := b.FixedMS - a.FixedMS; math.Abs(d-0.050) > 1e-12 {
+		t.Errorf("fixed term grew by %.6f ms, want 0.050", d)
+	}
+	if d := b.TotalMS - a.TotalMS; math.Abs(d-0.050) > 1e-12 {
+		t.Errorf("step grew by %.6f ms, want 0.050", d)
 	}
 }

@@ -25,6 +25,13 @@ type simResult struct {
 // start gives each client's first arrival; generations is how many requests
 // each client sends, the first warm of which are left out of the metrics.
 func simulate(m *Model, ld Load, lim Limits, start func(client int) float64, generations, warm int) simResult {
+	return simulatePhased(m, ld, lim, start, generations, warm, false)
+}
+
+// simulatePhased is simulate; with phase, every request is measured (warm
+// must be 0) and client c of C sends its second request c/C of its first
+// request's latency after the first finished (Load.AsHarness).
+func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float64, generations, warm int, phase bool) simResult {
 	overheadMS := m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000 + minDelayMS
 	draw := func(n int) int { return n }
 	type req struct {
@@ -39,10 +46,17 @@ func simulate(m *Model, ld Load, lim Limits, start func(client int) float64, gen
 		bs = 16
 	}
 	need := int64((ISL+OSL+bs-1)/bs) * int64(bs)
+	if f := lim.KVReserveOutput; f > 0 && f < 1 {
+		need = int64((ISL+int(math.Ceil(f*float64(OSL)))+bs-1)/bs) * int64(bs)
+	}
 	sent := make([]int, C)
+	firstMeasured := math.Inf(1)
 	var waiting, running []*req
 	for c := 0; c < C; c++ {
-		waiting = append(waiting, &req{client: c, send: start(c), arrive: start(c) + overheadMS, isl: draw(ISL), osl: draw(OSL)})
+		waiting = append(waiting, &req{client: c, send: start(c), arrive: start(c) + overheadMS, isl: draw(ISL), osl: draw(OSL), measured: phase})
+		if phase {
+			firstMeasured = math.Min(firstMeasured, start(c)+overheadMS)
+		}
 		sent[c] = 1
 	}
 	sortByArrival := func() {
@@ -53,7 +67,6 @@ func simulate(m *Model, ld Load, lim Limits, start func(client int) float64, gen
 		now, kvUsed       float64
 		ttft, tpot, steps []float64
 		runSum, runN      float64
-		firstMeasured     = math.Inf(1)
 		lastDone          float64
 		done              int
 	)
@@ -155,7 +168,11 @@ func simulate(m *Model, ld Load, lim Limits, start func(client int) float64, gen
 			}
 			c := r.client
 			if sent[c] < generations {
-				nr := &req{client: c, send: now, arrive: now + overheadMS, measured: sent[c] >= warm, isl: draw(ISL), osl: draw(OSL)}
+				send := now
+				if phase && sent[c] == 1 {
+					send += (now - r.send) * float64(c) / float64(C)
+				}
+				nr := &req{client: c, send: send, arrive: send + overheadMS, measured: sent[c] >= warm, isl: draw(ISL), osl: draw(OSL)}
 				if nr.measured && nr.arrive < firstMeasured {
 					firstMeasured = nr.arrive
 				}

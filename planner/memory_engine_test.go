@@ -112,7 +112,9 @@ func TestEngineVersions(t *testing.T) {
 		{"vllm", "0.21.0", "0.21.0", ""},
 		{"vllm", "0.21.0rc1", "0.10.0", ""}, // a release candidate comes before its release
 		{"vllm", "0.31.1", "0.21.0", ""},
-		{"vllm", "0.9.2", "", "no profile for this version"},
+		{"vllm", "0.9.2", "0.9.2", ""},
+		{"vllm", "0.9.1", "0.8.0", ""},
+		{"vllm", "0.7.3", "", "no profile for this version"},
 		{"vllm", "latest", "", "not a version"},
 		{"sglang", "0.5.10", "0.5.4", ""},
 		{"trtllm", "1.3.0rc15", "1.0.0", ""},

@@ -105,7 +105,7 @@ var perfNotModelled = []string{
 	"speculative decoding with a draft model (MTP heads are modelled: --speculative-tokens)",
 	"prefix caching (the benchmark's prompts share no prefix)",
 	"overlap of the all-to-all with compute beyond --two-batch-overlap, and EPLB's rebalancing cost (docs/parallelism.md)",
-	"preemption: a request reserves the KV of all its tokens when admitted",
+	"preemption: vLLM and SGLang admit against the KV a request holds on average (prompt and half its output; SGLang a little more) and are never preempted, TensorRT-LLM reserves all of it",
 	"sparse attention (DeepSeek-V3.2/GLM-5 indexers): attention is counted dense",
 	"CPU-side limits: tokenization and detokenization throughput beyond the fitted per-request overhead",
 }
@@ -212,7 +212,7 @@ func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 			n.DP, n.DP, mp.KVSlotsTokens, mp.MaxNumSeqs, mp.MaxNumBatchedTokens))
 	}
 	r.lim = perf.Limits{MaxNumSeqs: p.MaxNumSeqs, MaxNumBatchedTokens: p.MaxNumBatchedTokens, KVSlots: p.KVSlotsTokens,
-		BlockSize: mp.BlockSize, SeparatePrefill: eng.SeparatePrefill}
+		BlockSize: mp.BlockSize, SeparatePrefill: eng.SeparatePrefill, KVReserveOutput: eng.KVReserveOutput}
 	return r, nil
 }
 

@@ -199,7 +199,7 @@ func TestBadInput(t *testing.T) {
 		{"negative limit", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--limit", "-1Gi"}, `--memory-limit: memory quantity "-1Gi" is negative`},
 		{"limit in milli", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--limit", "100m"}, `"m" is milli`},
 		{"unknown engine", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine", "vlm"}, `unknown engine "vlm"; did you mean vllm`},
-		{"unknown engine version", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine-version", "0.8.5"}, "vllm 0.8.5: the catalog has no profile for this version"},
+		{"unknown engine version", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine-version", "0.7.3"}, "vllm 0.7.3: the catalog has no profile for this version"},
 		{"bad engine version", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--engine-version", "newest"}, `engine version "newest" is not a version`},
 		{"pp zero", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--pp", "0"}, "--pipeline-parallel-size 0 is out of range: want 1 to 100,000,000"},
 		{"bad dtype", []string{"memory", "--model", "qwen3-0.6b", "--gpu", "l4", "--dtype", "fp64"}, `dtype "fp64" is not one of fp32, fp16, bf16`},

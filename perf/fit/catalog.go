@@ -60,8 +60,8 @@ func WriteCatalog(w io.Writer, sp Space, x []float64, cases []*Case) error {
 		fmt.Fprintf(w, "\n[[efficiency]]\ngpu = %q\nengine = %q\ndtype = %q\n", k[0], k[1], k[2])
 		fmt.Fprintf(w, "gemm = %.4f\nmemory = %.4f\nattention = %.4f\nmoe = %.4f\ninterconnect = %.4f\n",
 			eff.GEMM, eff.Memory, eff.Attention, eff.MoE, eff.Interconnect)
-		fmt.Fprintf(w, "allreduce_us = %.3f\nstep_ms = %.4f\nlayer_us = %.3f\neager_layer_us = %.1f\nrequest_ms = %.3f\nrequest_us_per_token = %.4f\nramp_ms = %.1f\n",
-			eff.AllReduceUS, eff.StepMS, eff.LayerUS, eff.EagerLayerUS, eff.RequestMS, eff.RequestUSTok, eff.RampMS)
+		fmt.Fprintf(w, "allreduce_us = %.3f\nstep_ms = %.4f\nlayer_us = %.3f\neager_layer_us = %.1f\nrequest_ms = %.3f\nrequest_us_per_token = %.4f\nramp_ms = %.1f\nseq_us = %.3f\n",
+			eff.AllReduceUS, eff.StepMS, eff.LayerUS, eff.EagerLayerUS, eff.RequestMS, eff.RequestUSTok, eff.RampMS, eff.SeqUS)
 		fmt.Fprintf(w, "rows = %d\nsource = %q\n", rows[k], Source)
 	}
 	return nil

@@ -2,6 +2,7 @@ package fit
 
 import (
 	"encoding/csv"
+	"math"
 	"os"
 	"regexp"
 	"testing"
@@ -63,4 +64,28 @@ func TestDeriveServingRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote %d rows", n)
+}
+
+// TestSimplePredictHandComputed writes the simple baseline's arithmetic out
+// for one set of features and constants (k = 1, 1, 1, 1, 2, 1, 1, 1, 10, 0.5, 1):
+//
+//	t_d   = 1 + 1×10 (mem) + 1×2 (decode FLOPs) + 1×1 (log₂ tp 2)   = 14 ms
+//	t_p   = 2 + 1×50 (prefill FLOPs) + 1×5 (attention)            = 57 ms
+//	TPOT  = 14 + 1 × 4 running × 57 / 100 output tokens            = 16.28 ms
+//	TTFT₀ = 10 + 57 × (1 + 0.5 × (4 − 1)) + 1 × 14                 = 166.5 ms
+//	queue = (8 clients / 4 − 1) × (166.5 + 99 × 16.28)             = 1,778.22 ms
+//	TTFT  = 166.5 + 1,778.22                                       = 1,944.72 ms
+//
+// and with 4 clients (no queue) TTFT = 166.5 ms.
+func TestSimplePredictHandComputed(t *testing.T) {
+	k := []float64{1, 1, 1, 1, 2, 1, 1, 1, 10, 0.5, 1}
+	f := simpleFeatures{mem: 10, dflops: 2, pflops: 50, pattn: 5, log2tp: 1, b: 4, c: 8, osl: 100, ok: true}
+	ttft, tpot := simplePredict(f, k)
+	if math.Abs(tpot-16.28) > 1e-9 || math.Abs(ttft-1944.72) > 1e-9 {
+		t.Errorf("TTFT %.4f TPOT %.4f, want 1944.72 and 16.28", ttft, tpot)
+	}
+	f.c = 4
+	if ttft, _ := simplePredict(f, k); math.Abs(ttft-166.5) > 1e-9 {
+		t.Errorf("TTFT without a queue %.4f, want 166.5", ttft)
+	}
 }

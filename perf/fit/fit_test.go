@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,7 @@ func TestFit(t *testing.T) {
 		fmt.Fprintf(&b, "\nHeld out by %s: each %s's rows predicted by a fit on the other %ss' rows only.\n", axis.name, axis.name, axis.name)
 		report(&b, "Held-out "+axis.name+"s", held)
 	}
+	b.WriteString(simpleHeldOut(cases))
 	t.Log(b.String())
 	if err := os.WriteFile(filepath.Join("testdata", "heldout.md"), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -173,4 +175,99 @@ func TestSaturatedThroughput(t *testing.T) {
 		}
 	}
 	goldenfile.Check(t, filepath.Join("testdata", "saturated.md"), b.Bytes(), *update, "go test ./perf/fit -update, after a refit", false)
+}
+
+// simpleIters is the L-BFGS budget of each simple-baseline fit (eleven
+// constants per engine: seconds for all its folds).
+var simpleIters = flag.Int("simple-iterations", 300, "L-BFGS iterations of each simple-baseline fit")
+
+// TestSimpleBaseline fits the simple baseline (simple.go: a roofline with
+// eleven constants per engine and a closed-loop queue with a first-wave
+// term) on the same rows as the engine model, holds out each model and each
+// GPU the same way, and checks the tables committed in testdata/baseline.md
+// (-update rewrites them). It runs in seconds.
+func TestSimpleBaseline(t *testing.T) {
+	_, _, _, cases, _ := load(t)
+	fits := FitSimple(cases, *simpleIters)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# The simple fitted baseline (perf/fit/simple.go)\n\n")
+	fmt.Fprintf(&b, "Eleven constants per engine, fitted on the %d rows the engine model is fitted on (`go test ./perf/fit -run TestSimpleBaseline -v`; -update rewrites this file).\n", len(cases))
+	fmt.Fprintf(&b, "\n| engine | rows | k0 step ms | k1 memory | k2 decode FLOPs | k3 ms per log2 tp | k4 prefill ms | k5 prefill FLOPs | k6 attention | k7 prefill share | k8 TTFT ms | k9 first wave | k10 steps before TTFT |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var engines []string
+	for e := range fits {
+		engines = append(engines, e)
+	}
+	sort.Strings(engines)
+	for _, e := range engines {
+		f := fits[e]
+		fmt.Fprintf(&b, "| %s | %d |", e, f.Rows)
+		for _, k := range f.K {
+			fmt.Fprintf(&b, " %.3g |", k)
+		}
+		fmt.Fprintln(&b)
+	}
+	in := PredictSimple(cases, fits)
+	Format(&b, "Simple baseline in sample, by engine and kind", Summarize(in, ByKind))
+	b.WriteString(simpleHeldOut(cases))
+	t.Log(b.String())
+	goldenfile.Check(t, filepath.Join("testdata", "baseline.md"), b.Bytes(), *update, "go test ./perf/fit -run TestSimpleBaseline -update", false)
+}
+
+// simpleHeldOut is the simple baseline's held-out tables, written into
+// testdata/baseline.md and, beside the engine model's, testdata/heldout.md.
+func simpleHeldOut(cases []*Case) string {
+	var b bytes.Buffer
+	Format(&b, "Simple baseline, held-out models (each model predicted by a fit on the other models' rows), by engine and kind", Summarize(HoldOutSimple(cases, ByModel, *simpleIters), ByKind))
+	Format(&b, "Simple baseline, held-out GPUs (each GPU predicted by a fit on the other GPUs' rows), by engine and kind", Summarize(HoldOutSimple(cases, ByGPU, *simpleIters), ByKind))
+	return b.String()
+}
+
+var (
+	harnessEngines = flag.String("harness-engines", "vllm,trtllm,sglang", "engines whose rows TestReplayRefit replays as their harness ran them")
+	foldModel      = flag.String("fold-model", "qwen3-32b", "the model TestReplayRefit holds out")
+)
+
+// TestReplayRefit compares the ramp replay (the shipped one) with the
+// harness replay (perf.Load.AsHarness, for the engines -harness-engines
+// names): each refitted from the same start for -fit-iterations, in sample
+// and with -fold-model held out. It writes nothing; with -fit it takes
+// about an hour on two shared cores at 15 iterations:
+//
+//	go test ./perf/fit -run TestReplayRefit -fit -fit-iterations 15 -v -timeout 3h
+func TestReplayRefit(t *testing.T) {
+	if !*fitFlag {
+		t.Skip("refitting takes tens of minutes: go test ./perf/fit -run TestReplayRefit -fit -fit-iterations 15 -v -timeout 3h")
+	}
+	_, _, sp, cases, _ := load(t)
+	harness := map[string]bool{}
+	for _, e := range strings.Split(*harnessEngines, ",") {
+		harness[strings.TrimSpace(e)] = true
+	}
+	for _, asHarness := range []bool{false, true} {
+		for _, c := range cases {
+			c.Load.AsHarness = asHarness && harness[c.Engine]
+		}
+		name := map[bool]string{false: "ramp replay", true: "harness replay (" + *harnessEngines + ")"}[asHarness]
+		x, loss, err := (&Problem{Space: sp, Cases: cases}).Minimize(sp.Initial(), *iterations)
+		if err != nil {
+			t.Logf("%s: %v", name, err)
+		}
+		var b bytes.Buffer
+		in := Predict(cases, FromSpace(sp, x))
+		Format(&b, fmt.Sprintf("%s, in sample, %d iterations, loss %.4f", name, *iterations, loss), Summarize(in, ByKind))
+		FormatBias(&b, name+", in sample", in, ByModelEngine)
+		var train, test []*Case
+		for _, c := range cases {
+			if c.Group == *foldModel {
+				test = append(test, c)
+			} else {
+				train = append(train, c)
+			}
+		}
+		xg, _, _ := (&Problem{Space: sp, Cases: train}).Minimize(sp.Initial(), *iterations)
+		held := Predict(test, FromSpace(sp, xg))
+		Format(&b, fmt.Sprintf("%s, %s held out", name, *foldModel), Summarize(held, ByKind))
+		FormatBias(&b, fmt.Sprintf("%s, %s held out", name, *foldModel), held, ByModelEngine)
+		t.Log(b.String())
+	}
 }

@@ -15,7 +15,7 @@ import (
 //	gemm(g, e, d)   = B(g0 + ge[e] + gg[g] + gd[d])
 //	memory(g, e)    = B(m0 + me[e] + mg[g])
 //	attention(e), moe(e), step_ms(e), layer_us(e), eager_layer_us(e),
-//	request_ms(e), request_us_per_token(e), ramp_ms(e)   per engine
+//	request_ms(e), request_us_per_token(e), ramp_ms(e), seq_us(e)   per engine
 //	allreduce_us, interconnect                 one each
 //
 // where B maps a real number into the physical range of its quantity
@@ -47,6 +47,7 @@ const (
 	eRequest
 	eRequestTok
 	eRamp
+	eSeq
 	nEngine
 )
 
@@ -65,7 +66,7 @@ var Bounds = map[string]Bound{
 	"moe": {0.2, 1, false}, "interconnect": {0.1, 0.95, false},
 	"allreduce_us": {2, 100, true}, "step_ms": {0.05, 20, true}, "layer_us": {0.5, 100, true},
 	"eager_layer_us": {1, 1000, true}, "request_ms": {0.1, 100, true}, "request_us_per_token": {0.01, 50, true},
-	"ramp_ms": {1, 20000, true},
+	"ramp_ms": {1, 20000, true}, "seq_us": {0.1, 100, true},
 }
 
 func (b Bound) value(v float64) float64 {
@@ -111,7 +112,8 @@ func (s Space) Offsets() []int {
 // Initial is the starting point: round figures, not fitted (gemm 0.6,
 // memory 0.8, attention 0.5, moe 0.7, 2 ms a step, 5 µs a layer under CUDA
 // graphs and 50 µs without, 15 ms a request, a 100 ms ramp, 15 µs an
-// all-reduce at 70% of the interconnect, 2 µs of frontend per input token).
+// all-reduce at 70% of the interconnect, 2 µs of frontend per input token,
+// 1 µs of host time per sequence of an iteration).
 func (s Space) Initial() []float64 {
 	x := make([]float64, s.Len())
 	x[pGemm0], x[pMem0] = param("gemm", 0.6), param("memory", 0.8)
@@ -125,6 +127,7 @@ func (s Space) Initial() []float64 {
 		x[s.engine(e, eRequest)] = param("request_ms", 15)
 		x[s.engine(e, eRequestTok)] = param("request_us_per_token", 2)
 		x[s.engine(e, eRamp)] = param("ramp_ms", 100)
+		x[s.engine(e, eSeq)] = param("seq_us", 1)
 	}
 	return x
 }
@@ -162,7 +165,7 @@ func (s Space) Efficiency(x []float64, g, e, d int) catalog.Efficiency {
 		StepMS: bounded("step_ms", engine(eStep)), LayerUS: bounded("layer_us", engine(eLayer)),
 		EagerLayerUS: bounded("eager_layer_us", engine(eEager)),
 		RequestMS:    bounded("request_ms", engine(eRequest)), RequestUSTok: bounded("request_us_per_token", engine(eRequestTok)),
-		RampMS: bounded("ramp_ms", engine(eRamp)),
+		RampMS: bounded("ramp_ms", engine(eRamp)), SeqUS: bounded("seq_us", engine(eSeq)),
 	}
 }
 

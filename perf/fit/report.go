@@ -121,3 +121,34 @@ func FormatExclusions(w io.Writer, total int, used int, ex Exclusion) {
 	}
 	fmt.Fprintf(w, "\n%d of %d rows used; left out: %s\n", used, total, strings.Join(parts, ", "))
 }
+
+// FormatBias writes, per group, the median signed error (predicted /
+// measured − 1) of TTFT and TPOT: the bias the median |error| hides.
+func FormatBias(w io.Writer, title string, preds []Prediction, key func(*Case) string) {
+	groups := map[string][][2]float64{}
+	for _, p := range preds {
+		if p.Err != nil || !(p.TTFTMS > 0) || !(p.TPOTMS > 0) {
+			continue
+		}
+		k := key(p.Case)
+		groups[k] = append(groups[k], [2]float64{p.TTFTMS/p.Case.TTFTMS - 1, p.TPOTMS/p.Case.TPOTMS - 1})
+	}
+	var keys []string
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(w, "\n%s\n\n| group | rows | TTFT bias (median signed) | TPOT bias |\n|---|---:|---:|---:|\n", title)
+	for _, k := range keys {
+		var a, b []float64
+		for _, v := range groups[k] {
+			a, b = append(a, v[0]), append(b, v[1])
+		}
+		ma, _, _ := stats(a, 0)
+		mb, _, _ := stats(b, 0)
+		fmt.Fprintf(w, "| %s | %d | %+.1f%% | %+.1f%% |\n", k, len(a), 100*ma, 100*mb)
+	}
+}
+
+// ByModelEngine groups by model and engine.
+var ByModelEngine = func(c *Case) string { return c.Group + " " + c.Engine }
