@@ -27,8 +27,18 @@ type PoolPlan struct {
 	Workers int
 	GPU     *catalog.GPU
 	TP      int    // tensor-parallel ranks of one worker: pools.<name>.tp, else model.tp
-	GPUs    int    // GPUs the pool occupies (workers × tp; 0 when it shares another pool's)
+	GPUs    int    // GPUs the pool occupies (workers × GPUs per worker; 0 when it shares another pool's)
 	TPError string // why the engine refuses this tp for the model (models.CheckTP); "" when it accepts it
+	// Parallel is one worker's layout (tp, data, expert and pipeline
+	// ranks, MTP), normalized: every count at least 1.
+	Parallel models.Parallelism
+	// GPUsPerWorker is Parallel.GPUs(): tp × data × pipeline ranks.
+	GPUsPerWorker int
+	// LayoutError is why the layout cannot serve the model
+	// (models.Parallelism.Check: EP not dividing the experts or tp × dp, DP
+	// or EP on a dense model, MTP without an acceptance length); "" when it
+	// can.
+	LayoutError string
 	KV      *KVPlan
 
 	// RequestsInFlight is the mean number of requests holding KV on the
@@ -157,7 +167,7 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		dep.GPUs += pp.GPUs
 	}
 	d := &dep.Derivation
-	d.Add("gpus", float64(dep.GPUs), "GPUs", "Σ pools workers × pool tp (a pool that shares another's GPU adds none)", "%s", dep.gpuTerms())
+	d.Add("gpus", float64(dep.GPUs), "GPUs", "Σ pools workers × GPUs per worker (tp × data × pipeline ranks; a pool that shares another's GPU adds none)", "%s", dep.gpuTerms())
 	priced := dep.price(cat)
 	d.Add("usd_per_hour", dep.USDPerHour, "$/h", "Σ instances × on-demand $/instance-hour (workers packed onto whole instances, as kvplan plan prices them; 0 = unknown)", "%s", priced)
 	if err := dep.planLatency(at); err != nil {
@@ -215,7 +225,7 @@ func (dep *Deployment) gpuTerms() string {
 			s.WriteString("0 (" + pp.Name + " shares a GPU)")
 			continue
 		}
-		fmt.Fprintf(&s, "%d × %d (%s)", pp.Workers, pp.TP, pp.Name)
+		fmt.Fprintf(&s, "%d × %d (%s%s)", pp.Workers, pp.GPUsPerWorker, pp.Name, layoutSuffix(pp.Parallel))
 	}
 	return s.String()
 }
@@ -264,7 +274,12 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 	if err := models.CheckTP(dep.Model, pp.TP); err != nil {
 		pp.TPError = err.Error()
 	}
-	pp.GPUs = pp.Workers * pp.TP
+	pp.Parallel = PoolParallelism(p, pl).Norm()
+	pp.GPUsPerWorker = pp.Parallel.GPUs()
+	if err := PoolParallelism(p, pl).Check(dep.Model); err != nil {
+		pp.LayoutError = err.Error()
+	}
+	pp.GPUs = pp.Workers * pp.GPUsPerWorker
 	if dep.sharedBy == nil {
 		dep.sharedBy = map[string][]string{}
 		for other, o := range p.Pools {
@@ -291,6 +306,15 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 		return nil, at("pools."+name, err)
 	}
 	return pp, nil
+}
+
+// PoolParallelism is the layout a plan gives one of its pools: its tp
+// (pools.<name>.tp, else model.tp) and its data_parallel_size,
+// expert_parallel_size, pipeline_parallel_size, speculative_tokens and
+// acceptance_length, as written (0 = unset; Norm makes them 1).
+func PoolParallelism(p *planfile.Plan, pl *planfile.Pool) models.Parallelism {
+	return models.Parallelism{TP: p.PoolTP(pl), DP: pl.DataParallelSize, EP: pl.ExpertParallelSize, PP: pl.PipelineParallelSize,
+		SpeculativeTokens: pl.SpeculativeTokens, AcceptanceLength: pl.AcceptanceLength}
 }
 
 // memoryScenario is the engine configuration of one of the pool's workers.
@@ -340,7 +364,7 @@ func (dep *Deployment) planPoolMemory(pp *PoolPlan) error {
 func (dep *Deployment) decodeStepMS(pp *PoolPlan) (float64, error) {
 	w := dep.Plan.Workload
 	ctx := w.InputTokens + w.OutputTokens/2
-	em, err := engineModel(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, pp.TP, pp.Memory.EnforceEager)
+	em, err := engineModelFor(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, pp.Parallel, pp.Memory.EnforceEager)
 	if err != nil {
 		return 0, err
 	}
@@ -413,7 +437,7 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 			return nil
 		}
 		var err error
-		if dep.PrefillMS, err = EstimatePrefillMS(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, max(1, p.Workload.InputTokens), agg.TP, d); err != nil {
+		if dep.PrefillMS, err = EstimatePrefillMSFor(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, max(1, p.Workload.InputTokens), agg.Parallel, d); err != nil {
 			dep.PrefillMS = 0
 			d.Add("prefill_ms", 0, "ms", "unknown: the engine model cannot price this pool", "%v", err)
 		}
@@ -518,7 +542,7 @@ func (dep *Deployment) price(cat *catalog.Catalog) string {
 	var groups []WorkerGroup
 	for _, pp := range dep.Pools {
 		if pp.GPUs > 0 {
-			groups = append(groups, WorkerGroup{GPU: pp.GPU, TP: pp.TP, Workers: pp.Workers})
+			groups = append(groups, WorkerGroup{GPU: pp.GPU, TP: pp.GPUsPerWorker, Workers: pp.Workers})
 		}
 	}
 	d, err := PriceInstances(groups, PriceOptions{Instances: cat.Instances})

@@ -22,6 +22,8 @@ func (pp *PoolPlan) PoolInvalid() string {
 	switch {
 	case pp.TPError != "":
 		return pp.TPError
+	case pp.LayoutError != "":
+		return pp.LayoutError
 	case pp.Memory == nil || !pp.Memory.ModelFits:
 		return "the weights and overheads leave no room for a KV cache"
 	}

@@ -241,7 +241,7 @@ func (dep *Deployment) planPrefillCapacity() {
 		c.RequestRate = rate * float64(pp.Workers) / float64(workers)
 		var scratch Derivation
 		var err error
-		c.PrefillMS, err = EstimatePrefillMS(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, uncached, pp.TP, &scratch)
+		c.PrefillMS, err = EstimatePrefillMSFor(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, uncached, pp.Parallel, &scratch)
 		if err != nil || !(c.PrefillMS > 0) || math.IsInf(c.PrefillMS, 0) {
 			// No engine model for this pool (a user catalog without
 			// efficiencies for it): no floor rather than a NaN or an infinity.

@@ -12,7 +12,10 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 )
 
-// WorkerGroup is one pool to price: Workers workers of TP GPUs each.
+// WorkerGroup is one pool to price: Workers workers of TP GPUs each (TP is
+// the GPUs of one worker: tp × data × pipeline ranks of its layout). A
+// worker larger than the provider's largest instance of its GPU takes whole
+// instances of it (a multi-node worker, its nodes joined by the network).
 type WorkerGroup struct {
 	GPU     *catalog.GPU
 	TP      int
@@ -182,6 +185,28 @@ func priceAt(groups []WorkerGroup, o PriceOptions, kind, provider string) (Price
 		for _, t := range types {
 			if t.GPUs >= maxTP || t.PerGPU {
 				fit = append(fit, t)
+			}
+		}
+		if len(fit) == 0 {
+			// A worker of more GPUs than the largest node spans whole nodes
+			// (a multi-node worker, LeaderWorkerSet or Dynamo multinode):
+			// each node of it is priced as one worker of that node's GPUs.
+			if big := types[len(types)-1]; big.GPUs > 0 {
+				spans := load{}
+				for tp, w := range l {
+					if tp > big.GPUs {
+						spans[big.GPUs] += w * ((tp + big.GPUs - 1) / big.GPUs)
+						d.IdleGPUs += w * (((tp+big.GPUs-1)/big.GPUs)*big.GPUs - tp)
+					} else {
+						spans[tp] += w
+					}
+				}
+				l = spans
+				for _, t := range types {
+					if t.GPUs >= l.maxTP() || t.PerGPU {
+						fit = append(fit, t)
+					}
+				}
 			}
 		}
 		if len(fit) == 0 {
