@@ -39,7 +39,7 @@ type PoolPlan struct {
 	// or EP on a dense model, MTP without an acceptance length); "" when it
 	// can.
 	LayoutError string
-	KV      *KVPlan
+	KV          *KVPlan
 
 	// RequestsInFlight is the mean number of requests holding KV on the
 	// pool's workers: the plan's concurrency when aggregated; when
