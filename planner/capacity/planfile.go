@@ -44,6 +44,11 @@ type planPool struct {
 	Workers              int     `toml:"workers"`
 	GPU                  string  `toml:"gpu"`
 	TP                   int     `toml:"tp"`
+	DataParallelSize     int     `toml:"data_parallel_size,omitempty"`
+	ExpertParallelSize   int     `toml:"expert_parallel_size,omitempty"`
+	PipelineParallelSize int     `toml:"pipeline_parallel_size,omitempty"`
+	SpeculativeTokens    int     `toml:"speculative_tokens,omitempty"`
+	AcceptanceLength     float64 `toml:"acceptance_length,omitempty"`
 	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
 	MaxModelLen          int     `toml:"max_model_len"`
 	MaxNumBatchedTokens  int     `toml:"max_num_batched_tokens"`
@@ -99,8 +104,15 @@ func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
 		if s.mode == ModeDisaggregated {
 			name = r.name
 		}
-		pf.Pools[name] = planPool{Role: r.name, Workers: c.Pools[i].Workers, GPU: r.gpu.Name, TP: r.tp,
+		pl := planPool{Role: r.name, Workers: c.Pools[i].Workers, GPU: r.gpu.Name, TP: r.tp,
 			GPUMemoryUtilization: r.memory.GPUUtil, MaxModelLen: r.maxModelLen, MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs}
+		// A layout beyond tp writes only the counts above 1: a plain pool's
+		// plan file reads as it always has.
+		if n := r.par.Norm(); !n.Plain() {
+			pl.DataParallelSize, pl.ExpertParallelSize, pl.PipelineParallelSize = above1(n.DP), above1(n.EP), above1(n.PP)
+			pl.SpeculativeTokens, pl.AcceptanceLength = n.SpeculativeTokens, n.AcceptanceLength
+		}
+		pf.Pools[name] = pl
 	}
 	var b bytes.Buffer
 	for _, line := range q.Summary(c) {
@@ -144,4 +156,12 @@ func sloSummary(s slo.SLO) string {
 		return parts[0]
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// above1 is n when it is above 1, else 0 (left out of the plan file).
+func above1(n int) int {
+	if n > 1 {
+		return n
+	}
+	return 0
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/openloop"
 	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/workload"
@@ -118,10 +119,13 @@ type StepTimer = openloop.StepTimer
 
 // EngineSpec is one worker's engine model: what a TimerFactory is asked for.
 type EngineSpec struct {
-	Model       *catalog.Model
-	GPU         *catalog.GPU
-	Engine      string
-	TP          int
+	Model  *catalog.Model
+	GPU    *catalog.GPU
+	Engine string
+	TP     int
+	// Parallel is the worker's whole layout (its TP equals TP); the zero
+	// value is tensor parallelism alone.
+	Parallel    models.Parallelism
 	WeightDtype string
 	KVDtype     string
 }

@@ -24,7 +24,9 @@ type role struct {
 	name        string // planfile role: aggregated, prefill, decode
 	gpu         *catalog.GPU
 	tp          int
-	budget      int // max_num_batched_tokens
+	par         models.Parallelism // the worker's layout, normalized; par.TP = tp
+	gpus        int                // GPUs of one worker: par.GPUs() (tp × dp × pp)
+	budget      int                // max_num_batched_tokens
 	maxSeqs     int
 	maxModelLen int
 	block       int
@@ -56,10 +58,10 @@ type shape struct {
 func (s *shape) name() string {
 	if s.mode == ModeAggregated {
 		r := s.roles[0]
-		return fmt.Sprintf("aggregated %s tp%d budget %d", r.gpu.Name, r.tp, r.budget)
+		return fmt.Sprintf("aggregated %s %s budget %d", r.gpu.Name, r.par, r.budget)
 	}
 	p, d := s.roles[0], s.roles[1]
-	return fmt.Sprintf("disaggregated %s tp%d → %s tp%d over %s", p.gpu.Name, p.tp, d.gpu.Name, d.tp, s.link.Name)
+	return fmt.Sprintf("disaggregated %s %s → %s %s over %s", p.gpu.Name, p.par, d.gpu.Name, d.par, s.link.Name)
 }
 
 // worker returns the role's worker model for the given hit cases.
@@ -109,13 +111,21 @@ func (q *Query) maxModelLen() int {
 
 // newRole sizes one worker's memory and engine model.
 func (q *Query) newRole(name string, m *catalog.Model, g *catalog.GPU, tp, budget int, wdtype, kvdtype string) (*role, error) {
-	timer, note, err := q.Timers(EngineSpec{Model: m, GPU: g, Engine: q.Engine.Name, TP: tp, WeightDtype: wdtype, KVDtype: kvdtype})
+	return q.newRoleFor(name, m, g, models.Parallelism{TP: tp}, budget, wdtype, kvdtype)
+}
+
+// newRoleFor sizes one worker of layout par (data, expert and pipeline
+// ranks beyond its tp).
+func (q *Query) newRoleFor(name string, m *catalog.Model, g *catalog.GPU, par models.Parallelism, budget int, wdtype, kvdtype string) (*role, error) {
+	par = par.Norm()
+	tp := par.TP
+	timer, note, err := q.Timers(EngineSpec{Model: m, GPU: g, Engine: q.Engine.Name, TP: tp, Parallel: par, WeightDtype: wdtype, KVDtype: kvdtype})
 	if err != nil {
 		return nil, err
 	}
-	r := &role{name: name, gpu: g, tp: tp, budget: budget, maxModelLen: q.maxModelLen(), block: q.Engine.DefaultBlockSize,
+	r := &role{name: name, gpu: g, tp: tp, par: par, gpus: par.GPUs(), budget: budget, maxModelLen: q.maxModelLen(), block: q.Engine.DefaultBlockSize,
 		timer: timer, note: note, models: map[int]*openloop.Worker{}}
-	r.usd, r.priceSource, r.priceOK = q.perGPU(g, tp)
+	r.usd, r.priceSource, r.priceOK = q.perGPU(g, r.gpus)
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
 		Model: m, KV: models.KVOptions{KVDtype: kvdtype, TP: tp}, GPU: g, Engine: q.Engine,
 		// GPUUtil 0: the engine's default for its version, as kvplan memory takes it.
@@ -128,9 +138,9 @@ func (q *Query) newRole(name string, m *catalog.Model, g *catalog.GPU, tp, budge
 	need := int64(q.largestRequest())
 	switch {
 	case !mp.ModelFits:
-		r.memoryWhy = fmt.Sprintf("%s weights (%s per GPU at tp %d) leave no room for a KV cache on %s", m.Name, gib(mp.WeightsBytes), tp, g.Name)
+		r.memoryWhy = fmt.Sprintf("%s weights (%s per GPU at %s) leave no room for a KV cache on %s", m.Name, gib(mp.WeightsBytes), par, g.Name)
 	case r.slots < need:
-		r.memoryWhy = fmt.Sprintf("%d KV slots per worker on %s at tp %d hold less than one request (%d tokens)", r.slots, g.Name, tp, need)
+		r.memoryWhy = fmt.Sprintf("%d KV slots per worker on %s at %s hold less than one request (%d tokens)", r.slots, g.Name, par, need)
 	default:
 		r.fits = true
 	}
