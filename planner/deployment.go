@@ -542,7 +542,7 @@ func (dep *Deployment) price(cat *catalog.Catalog) string {
 	var groups []WorkerGroup
 	for _, pp := range dep.Pools {
 		if pp.GPUs > 0 {
-			groups = append(groups, WorkerGroup{GPU: pp.GPU, TP: pp.GPUsPerWorker, Workers: pp.Workers})
+			groups = append(groups, WorkerGroup{GPU: pp.GPU, TP: pp.GPUsPerWorker, Workers: pp.Workers, SpansNodes: pp.GPUsPerWorker > pp.TP})
 		}
 	}
 	d, err := PriceInstances(groups, PriceOptions{Instances: cat.Instances})

@@ -44,11 +44,11 @@ type planPool struct {
 	Workers              int     `toml:"workers"`
 	GPU                  string  `toml:"gpu"`
 	TP                   int     `toml:"tp"`
-	DataParallelSize     int     `toml:"data_parallel_size,omitempty"`
-	ExpertParallelSize   int     `toml:"expert_parallel_size,omitempty"`
-	PipelineParallelSize int     `toml:"pipeline_parallel_size,omitempty"`
-	SpeculativeTokens    int     `toml:"speculative_tokens,omitempty"`
-	AcceptanceLength     float64 `toml:"acceptance_length,omitempty"`
+	DataParallelSize     int     `toml:"data_parallel_size,omitzero"`
+	ExpertParallelSize   int     `toml:"expert_parallel_size,omitzero"`
+	PipelineParallelSize int     `toml:"pipeline_parallel_size,omitzero"`
+	SpeculativeTokens    int     `toml:"speculative_tokens,omitzero"`
+	AcceptanceLength     float64 `toml:"acceptance_length,omitzero"`
 	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
 	MaxModelLen          int     `toml:"max_model_len"`
 	MaxNumBatchedTokens  int     `toml:"max_num_batched_tokens"`

@@ -138,9 +138,9 @@ func (q *Query) newRoleFor(name string, m *catalog.Model, g *catalog.GPU, par mo
 	need := int64(q.largestRequest())
 	switch {
 	case !mp.ModelFits:
-		r.memoryWhy = fmt.Sprintf("%s weights (%s per GPU at %s) leave no room for a KV cache on %s", m.Name, gib(mp.WeightsBytes), par, g.Name)
+		r.memoryWhy = fmt.Sprintf("%s weights (%s per GPU at %s) leave no room for a KV cache on %s", m.Name, gib(mp.WeightsBytes), explainLayout(par), g.Name)
 	case r.slots < need:
-		r.memoryWhy = fmt.Sprintf("%d KV slots per worker on %s at %s hold less than one request (%d tokens)", r.slots, g.Name, par, need)
+		r.memoryWhy = fmt.Sprintf("%d KV slots per worker on %s at %s hold less than one request (%d tokens)", r.slots, g.Name, explainLayout(par), need)
 	default:
 		r.fits = true
 	}
