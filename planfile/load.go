@@ -428,6 +428,9 @@ func (p *Plan) validate() []*tomlpos.Error {
 		} else if pl.SpeculativeTokens > 0 {
 			c.add(f("speculative_tokens"), "%d speculative tokens need acceptance_length: the mean tokens accepted per target step, bonus token included (1 to %d)", pl.SpeculativeTokens, pl.SpeculativeTokens+1)
 		}
+		if pl.SpeculativeModel != "" && pl.SpeculativeTokens == 0 {
+			c.add(f("speculative_model"), "%s given without speculative_tokens: set speculative_tokens and acceptance_length too, or leave it out", safetext.Quote(pl.SpeculativeModel))
+		}
 		if n := p.PoolGPUsPerWorker(pl); n > MaxTP && n > p.PoolTP(pl) {
 			key := f("data_parallel_size")
 			if pl.PipelineParallelSize > 1 {
