@@ -416,6 +416,11 @@ func (p *Plan) validate() []*tomlpos.Error {
 			}
 			c.atMost(f(k.key), k.v, 1, MaxTP, "ranks")
 		}
+		c.nonNegative(f("redundant_experts"), pl.RedundantExperts)
+		c.atMost(f("redundant_experts"), pl.RedundantExperts, 0, MaxCount, "experts")
+		if pl.RedundantExperts > 0 && pl.ExpertParallelSize <= 1 {
+			c.add(f("redundant_experts"), "%d redundant experts without expert_parallel_size: EPLB places copies of experts on expert-parallel ranks; set expert_parallel_size too", pl.RedundantExperts)
+		}
 		c.nonNegative(f("speculative_tokens"), pl.SpeculativeTokens)
 		c.atMost(f("speculative_tokens"), pl.SpeculativeTokens, 0, MaxSpeculativeTokens, "tokens")
 		if c.has(f("acceptance_length")) || pl.AcceptanceLength != 0 {

@@ -127,6 +127,7 @@ type Pool struct {
 	PipelineParallelSize int     `toml:"pipeline_parallel_size"` // pipeline stages
 	SpeculativeTokens    int     `toml:"speculative_tokens"`     // tokens an MTP head or a draft proposes per step; 0 = none
 	AcceptanceLength     float64 `toml:"acceptance_length"`      // mean tokens accepted per target step, bonus token included; with speculative_tokens
+	RedundantExperts     int     `toml:"redundant_experts"`      // EPLB's redundant copies of routed experts (vLLM num_redundant_experts, SGLang --ep-num-redundant-experts); with expert_parallel_size
 	SpeculativeModel     string  `toml:"speculative_model"`      // the draft model (vLLM speculative_config.model, SGLang --speculative-draft-model-path); "" = the model's own MTP layers
 
 	MemoryLimitBytes     int64 `toml:"-"` // MemoryLimit in bytes; 0 = no limit

@@ -275,8 +275,17 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 		pp.TPError = err.Error()
 	}
 	pp.Parallel = PoolParallelism(p, pl).Norm()
+	if dense := dep.Model.MoE == nil || dep.Model.MoE.Experts == 0; dense && pp.Parallel.DP > 1 && pp.Parallel.EP <= 1 {
+		// A dense model's data-parallel ranks share nothing: they are
+		// replicas behind one endpoint (vLLM --data-parallel-size), planned
+		// as that many workers (the dp-on-dense-model rule says so).
+		dep.Derivation.Add(name+".workers", float64(pp.Workers*pp.Parallel.DP), "workers",
+			"workers × data_parallel_size: a dense model's data-parallel ranks are replicas", "%d × %d", pp.Workers, pp.Parallel.DP)
+		pp.Workers *= pp.Parallel.DP
+		pp.Parallel.DP = 1
+	}
 	pp.GPUsPerWorker = pp.Parallel.GPUs()
-	if err := PoolParallelism(p, pl).Check(dep.Model); err != nil {
+	if err := PoolParallelism(p, pl).Check(withRedundantExperts(dep.Model, pl.RedundantExperts)); err != nil {
 		pp.LayoutError = err.Error()
 	}
 	pp.GPUs = pp.Workers * pp.GPUsPerWorker
@@ -306,6 +315,18 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 		return nil, at("pools."+name, err)
 	}
 	return pp, nil
+}
+
+// withRedundantExperts is m with EPLB's redundant experts placed beside its
+// routed ones: the experts the expert-parallel ranks hold between them.
+func withRedundantExperts(m *catalog.Model, redundant int) *catalog.Model {
+	if redundant <= 0 || m.MoE == nil {
+		return m
+	}
+	c, moe := *m, *m.MoE
+	moe.Experts += redundant
+	c.MoE = &moe
+	return &c
 }
 
 // PoolParallelism is the layout a plan gives one of its pools: its tp

@@ -86,3 +86,28 @@ expert_parallel_size = 12
 		t.Error("a pool whose layout cannot serve the model is invalid")
 	}
 }
+
+// TestDeploymentDenseDataParallel: data_parallel_size on a dense model is
+// plain replicas: 2 workers × dp 4 of tp 2 are 8 workers of 2 GPUs, 16 GPUs.
+func TestDeploymentDenseDataParallel(t *testing.T) {
+	dep := deploy(t, `
+[model]
+name = "llama-3.1-8b"
+[workload]
+input_tokens = 1000
+output_tokens = 100
+[pools.w]
+role = "aggregated"
+gpu = "h100-sxm"
+workers = 2
+tp = 2
+data_parallel_size = 4
+`)
+	w := dep.pool("w")
+	if w.Workers != 8 || w.GPUsPerWorker != 2 || w.GPUs != 16 || !w.Parallel.Plain() {
+		t.Errorf("workers %d × %d GPUs = %d (%s); want 8 × 2 = 16, tp2", w.Workers, w.GPUsPerWorker, w.GPUs, w.Parallel)
+	}
+	if w.ITLMS <= 0 {
+		t.Error("plain replicas are priced by the engine model as before")
+	}
+}

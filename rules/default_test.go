@@ -237,6 +237,21 @@ func TestDefaultRules(t *testing.T) {
 				p.TP, p.DataParallelSize, p.ExpertParallelSize = 1, 16, 16
 			},
 			"expert_parallel_size 12 does not divide the 256 routed experts of deepseek-v3: 8 redundant experts (EPLB) would make 264 = 22 per rank × 12"},
+		// With EPLB's 32 redundant experts, 256 + 32 = 288 = 24 × 12 divides; 20
+		// redundant (276 % 12 = 0 too: 23 × 12) would as well, but 16 do not:
+		// 272 % 12 = 8, so 16 + 12 − 8 = 20 redundant make 276.
+		{"ep-not-dividing-experts", "decode", Deny,
+			func(e *Env) {
+				e.Model.Name, e.Model.RoutedExperts = "deepseek-v3", 256
+				p := poolNamed(e, "decode")
+				p.TP, p.DataParallelSize, p.ExpertParallelSize, p.RedundantExperts = 1, 12, 12, 16
+			},
+			func(e *Env) {
+				e.Model.Name, e.Model.RoutedExperts = "deepseek-v3", 256
+				p := poolNamed(e, "decode")
+				p.TP, p.DataParallelSize, p.ExpertParallelSize, p.RedundantExperts = 1, 12, 12, 32
+			},
+			"does not divide the 256 routed experts of deepseek-v3 + 16 redundant = 272: 20 redundant experts (EPLB) would make 276 = 23 per rank × 12"},
 		// tp 4 × dp 1 = 4 ranks cannot hold EP 8; tp 8 can (MoE tp 1).
 		{"ep-not-dividing-ranks", "decode", Deny,
 			func(e *Env) {
