@@ -24,6 +24,18 @@ type Spec struct {
 	EnforceEager bool   // no CUDA graphs
 	GraphMax     int    // largest iteration captured in a CUDA graph, tokens; 0 = 512 (vLLM's default cap)
 
+	// Link is the network between the NVLink domains (nodes) of a worker
+	// that spans more than one; nil when it fits in one.
+	Link *catalog.Link
+	// EPLB: experts are rebalanced (SGLang --enable-eplb, TRT-LLM's load
+	// balancer); RedundantExperts replicas of the hottest experts are added
+	// (implies EPLB; E + redundant must divide by EP).
+	EPLB             bool
+	RedundantExperts int
+	// ParallelEfficiency overrides the engine's parallel constants
+	// (ParallelEfficiencies); nil = the engine's.
+	ParallelEfficiency *ParallelEfficiency
+
 	// Efficiency is the fitted efficiencies to use. Leave it nil and give
 	// Catalog to look them up for GPU × Engine × weight dtype.
 	Efficiency *catalog.Efficiency
@@ -79,6 +91,9 @@ type Model struct {
 	arLatMS    float64
 	arBytesTok float64 // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
 	icBms      float64 // interconnect bytes per ms reached
+
+	par     *parallel // nil: tensor parallelism alone
+	parDesc *ParallelDesc
 }
 
 // attnGroup is the attention arithmetic of one layer group, per rank.
@@ -107,8 +122,6 @@ func New(spec Spec) (*Model, error) {
 		return nil, fmt.Errorf("tp %d does not divide the %d attention heads of %s; engines split heads evenly across ranks", spec.TP, m.AttentionHeads, m.Name)
 	case spec.Parallel.TP != 0 && spec.Parallel.TP != spec.TP:
 		return nil, fmt.Errorf("parallel layout %s disagrees with tp %d", spec.Parallel, spec.TP)
-	case !spec.Parallel.Plain():
-		return nil, fmt.Errorf("kvplan's engine model does not yet model %s (data, expert or pipeline parallelism, MTP): this is kvplan's limit, not the deployment's", spec.Parallel)
 	case m.HiddenSize <= 0 || m.VocabSize <= 0 || m.AttentionHeads <= 0:
 		return nil, fmt.Errorf("model %s lacks hidden_size, vocab_size or attention_heads, which the engine model needs", m.Name)
 	}
@@ -191,6 +204,11 @@ func New(spec Spec) (*Model, error) {
 		out.arLatMS = eff.AllReduceUS / 1000
 		out.arBytesTok = 2 * (tp - 1) / tp * H * 2
 		out.icBms = out.icBytesS * eff.Interconnect / 1000
+	}
+	if !spec.Parallel.Plain() || spec.RedundantExperts > 0 || spec.EPLB || spec.Link != nil {
+		if err := newParallel(spec, out, wb); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

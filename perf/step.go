@@ -16,7 +16,17 @@ type Terms struct {
 	Tokens      int     `json:"tokens"`                    // prefill tokens + decoding sequences
 	Sequences   int     `json:"sequences"`                 // prefill chunks + decoding sequences
 	CUDAGraph   bool    `json:"cuda_graph"`                // the step runs under CUDA graphs (fixed per-layer cost is the graphed one)
-	Experts     float64 `json:"experts_touched,omitempty"` // distinct routed experts the tokens route to, per layer
+	Experts     float64 `json:"experts_touched,omitempty"` // distinct routed experts the tokens route to, per layer (per expert-parallel rank)
+
+	// The parallel layout's terms (Spec.Parallel; absent for tensor
+	// parallelism alone): see parallel.go.
+	AllToAllMS    float64 `json:"alltoall_ms,omitempty"`     // MoE dispatch + combine (EP > 1), or all-gather + reduce-scatter (DP > 1, EP 1)
+	PipelineMS    float64 `json:"pipeline_ms,omitempty"`     // pipeline bubble and point-to-point sends: the cycle beyond the last stage's work
+	DraftMS       float64 `json:"draft_ms,omitempty"`        // MTP layers proposing the speculative tokens
+	Imbalance     float64 `json:"ep_imbalance,omitempty"`    // the hottest expert-parallel rank's routed tokens / mean (1 = even)
+	MicroBatches  int     `json:"micro_batches,omitempty"`   // pipeline micro-batches of the step
+	IterationMS   float64 `json:"iteration_ms,omitempty"`    // the whole step, every term; step_ms = iteration_ms / tokens_per_step
+	TokensPerStep float64 `json:"tokens_per_step,omitempty"` // tokens each decoding sequence gains per step (MTP: the acceptance length)
 }
 
 // StepMS is the time of one engine iteration, in milliseconds: prefill chunk
@@ -80,6 +90,9 @@ type batch struct {
 
 // terms prices a batch.
 func (m *Model) terms(a batch) Terms {
+	if m.par != nil {
+		return m.parTerms(a)
+	}
 	var t Terms
 	T := a.prefill + a.decodes
 	t.Tokens, t.Sequences = int(math.Round(T)), int(math.Round(a.seqs))

@@ -46,6 +46,14 @@ type MemoryScenario struct {
 	InputTokens          int    // tokens of one request's KV; 0 = max_model_len
 	BaselineRSSBytes     int64  // the worker's idle resident set; 0 = the engine's
 	CPUOffloadCacheBytes int64  // host memory of a CPU KV offload cache (KVBM, LMCache); 0 = none
+
+	// Parallel is the worker's layout beyond KV.TP and PP: attention data
+	// parallelism (DP; every figure is then one DP rank's, its own KV and
+	// batch limits) and expert parallelism (EP; each rank holds
+	// (experts + RedundantExperts) / EP routed experts, split TP × DP / EP
+	// ways). Its TP and PP, when set, must equal KV.TP and PP.
+	Parallel         models.Parallelism
+	RedundantExperts int // EPLB's redundant experts, spread over the EP ranks
 }
 
 // MemoryPlan is a worker's GPU KV capacity and host-memory headroom. GPU
@@ -93,6 +101,15 @@ type MemoryPlan struct {
 	EngineKVTokens         int64 `json:"engine_kv_tokens"`          // the KV cache size the engine logs (vLLM "GPU KV cache size: N tokens")
 
 	Stages []MemoryStage `json:"stages,omitempty"` // per pipeline stage (pp > 1)
+
+	// Attention data and expert parallelism (absent for tp alone): the
+	// figures above are one rank's; a worker holds DP × kv_slots_tokens.
+	DP                  int     `json:"dp,omitempty"`
+	EP                  int     `json:"ep,omitempty"`
+	MoETP               int     `json:"moe_tp,omitempty"`
+	ExpertsPerRank      float64 `json:"experts_per_rank,omitempty"`     // (routed + redundant experts) / EP
+	RoutedWeightsBytes  int64   `json:"routed_weights_bytes,omitempty"` // the routed experts' share of weights_bytes, per rank
+	WorkerKVSlotsTokens int64   `json:"worker_kv_slots_tokens,omitempty"`
 
 	ModelFits                 bool  `json:"model_fits"`                    // weights and overheads leave room for a KV cache
 	MaxModelLenFits           bool  `json:"max_model_len_fits"`            // vLLM starts: one max_model_len request fits
@@ -174,6 +191,13 @@ func PlanMemory(sc MemoryScenario) (*MemoryPlan, error) {
 		KVBytesPerToken: kv.BytesPerToken(), FullKVBytesPerToken: kv.FullBytesPerToken(),
 		GPUMemoryBytes: g.MemoryBytes, GPUCUDAMemoryBytes: g.CUDAMemoryBytes, NotModelled: memoryNotModelled,
 		Findings: []string{}, kv: kv, layersEquiv: 1,
+	}
+	if lay := sc.Parallel.Norm(); lay.DP > 1 || lay.EP > 1 || sc.RedundantExperts > 0 {
+		lay.TP = p.TP
+		p.DP, p.EP, p.MoETP = lay.DP, lay.EP, lay.MoETP()
+		if m.MoE != nil && m.MoE.Experts > 0 {
+			p.ExpertsPerRank = float64(m.MoE.Experts+sc.RedundantExperts) / float64(lay.EP)
+		}
 	}
 	if p.GPUCUDAMemoryBytes <= 0 {
 		p.GPUCUDAMemoryBytes = g.MemoryBytes
@@ -288,6 +312,9 @@ func (sc *MemoryScenario) check() error {
 		return fmt.Errorf("baseline RSS %d is negative", sc.BaselineRSSBytes)
 	case sc.CPUOffloadCacheBytes < 0:
 		return fmt.Errorf("cpu offload cache %d is negative", sc.CPUOffloadCacheBytes)
+	}
+	if err := sc.checkParallel(); err != nil {
+		return err
 	}
 	if sc.Dtype != "" {
 		if _, ok := unquantizedDtypes[sc.Dtype]; !ok {

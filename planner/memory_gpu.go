@@ -56,6 +56,12 @@ func (p *MemoryPlan) gpuSide(sc MemoryScenario, d *Derivation) error {
 	p.KVCacheBytes = max(kvBytes, 0)
 	p.EngineKVTokens = max(bestTokens, 0)
 	p.kvCapacity(d)
+	if p.DP > 1 {
+		p.WorkerKVSlotsTokens = p.KVSlotsTokens * int64(p.DP)
+		d.Add("worker_kv_slots_tokens", float64(p.WorkerKVSlotsTokens), "tokens",
+			"dp × kv_slots_tokens: each attention data-parallel rank holds its own KV (MLA latents too: they are replicated across tp ranks, not dp ranks)",
+			"%d × %d", p.DP, p.KVSlotsTokens)
+	}
 	return nil
 }
 
@@ -82,9 +88,13 @@ func (p *MemoryPlan) stage(sc MemoryScenario, w *weightLayout, s, layers int, d 
 		return n
 	}
 	st := MemoryStage{Stage: s, Layers: layers}
-	st.WeightsBytes = w.stageBytes(layers, m.Layers, s, pp, tp)
-	d.Add(name("weights_bytes"), float64(st.WeightsBytes), "B", "ceil((decoder layers' share + embedding on the first stage + lm_head on the last) / tp)",
-		"ceil((%.0f × %d/%d + %s) / %d)", w.layersBytes, layers, m.Layers, stageEmbText(w, s, pp), tp)
+	if lay := sc.Parallel.Norm(); lay.DP > 1 || lay.EP > 1 || sc.RedundantExperts > 0 {
+		p.parallelStageWeights(sc, w, &st, s, d, name)
+	} else {
+		st.WeightsBytes = w.stageBytes(layers, m.Layers, s, pp, tp)
+		d.Add(name("weights_bytes"), float64(st.WeightsBytes), "B", "ceil((decoder layers' share + embedding on the first stage + lm_head on the last) / tp)",
+			"ceil((%.0f × %d/%d + %s) / %d)", w.layersBytes, layers, m.Layers, stageEmbText(w, s, pp), tp)
+	}
 
 	bpt := float64(p.KVBytesPerToken) * float64(layers) / float64(m.Layers) // this stage's KV bytes per token
 	switch e.FamilyOf() {

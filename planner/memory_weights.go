@@ -60,6 +60,7 @@ type weightLayout struct {
 	totalBytes   float64
 	linearParams int64
 	embedParams  int64
+	linearBytes  float64 // bytes of one linear-layer weight (the routed experts' too)
 }
 
 // planWeights lays out a model's weights under the flags: the catalog's
@@ -90,6 +91,7 @@ func planWeights(m *catalog.Model, dtype, quant string, group int) (*weightLayou
 		b := q.bytesPerWeight(group)
 		w.quant, w.dtype = quant, quant
 		w.layersBytes = float64(w.linearParams) * b
+		w.linearBytes = b
 		w.embedBytes = float64(emb) * 2
 		w.formula = fmt.Sprintf("(params_total − embedding matrices) × %s + embedding matrices × 2 B", q.formula)
 		w.values = fmt.Sprintf("(%d − %d × %d) × %.5g + %d × %d × 2", m.ParamsTotal, mats, emb, b, mats, emb)
@@ -108,6 +110,7 @@ func planWeights(m *catalog.Model, dtype, quant string, group int) (*weightLayou
 			w.actBytes = 4
 		}
 		w.layersBytes = float64(w.linearParams) * b
+		w.linearBytes = b
 		w.embedBytes = float64(emb) * b
 		w.formula = "params_total × bytes per weight"
 		w.values = fmt.Sprintf("%d × %g", m.ParamsTotal, b)
@@ -116,6 +119,7 @@ func planWeights(m *catalog.Model, dtype, quant string, group int) (*weightLayou
 		// Spread the checkpoint's bytes over the parts by parameter share.
 		per := float64(m.WeightsBytes) / float64(max(1, m.ParamsTotal))
 		w.layersBytes = float64(w.linearParams) * per
+		w.linearBytes = per
 		w.embedBytes = float64(emb) * per
 		w.formula = "the catalog's weights_bytes (the checkpoint's size)"
 		w.values = fmt.Sprintf("%d", m.WeightsBytes)

@@ -30,6 +30,15 @@ type PerfScenario struct {
 	MaxNumSeqs          int     // 0 = the engine's default
 	MaxNumBatchedTokens int     // 0 = the engine's default
 	EnforceEager        bool
+
+	// Parallel is the worker's layout beyond TP (its TP, when set, must
+	// equal TP): attention data parallelism, expert parallelism, pipeline
+	// stages, MTP. The limits above (max_num_seqs, max_num_batched_tokens)
+	// are per data-parallel rank, as each rank's scheduler has its own.
+	Parallel         models.Parallelism
+	Link             *catalog.Link // the network between the worker's nodes, when it spans more than one NVLink domain
+	EPLB             bool          // experts rebalanced (lower imbalance)
+	RedundantExperts int           // EPLB's redundant experts (implies EPLB)
 }
 
 // PerfPlan is what the benchmark measures on one replica, and how.
@@ -62,10 +71,19 @@ type PerfPlan struct {
 	PrefillStepMS          float64 `json:"prefill_step_ms"`
 	PrefillStepShare       float64 `json:"prefill_step_share"`
 
-	KVSlotsTokens       int64 `json:"kv_slots_tokens"`
-	MaxNumSeqs          int   `json:"max_num_seqs"`
-	MaxNumBatchedTokens int   `json:"max_num_batched_tokens"`
-	SeparatePrefill     bool  `json:"separate_prefill"`
+	KVSlotsTokens int64 `json:"kv_slots_tokens"`
+	// The layout beyond tp (absent for tp alone): kv_slots_tokens,
+	// max_num_seqs and max_num_batched_tokens are then the worker's, dp × one rank's.
+	Layout              string             `json:"layout,omitempty"`
+	DP                  int                `json:"dp,omitempty"`
+	EP                  int                `json:"ep,omitempty"`
+	PP                  int                `json:"pp,omitempty"`
+	SpeculativeTokens   int                `json:"speculative_tokens,omitempty"`
+	AcceptanceLength    float64            `json:"acceptance_length,omitempty"`
+	Parallel            *perf.ParallelDesc `json:"parallel,omitempty"`
+	MaxNumSeqs          int                `json:"max_num_seqs"`
+	MaxNumBatchedTokens int                `json:"max_num_batched_tokens"`
+	SeparatePrefill     bool               `json:"separate_prefill"`
 
 	Efficiency         catalog.Efficiency `json:"efficiency"`
 	EfficiencyFallback string             `json:"efficiency_fallback"`
@@ -83,9 +101,9 @@ type PerfStepTerms struct {
 }
 
 var perfNotModelled = []string{
-	"speculative decoding and multi-token prediction",
+	"speculative decoding with a draft model (MTP heads are modelled: --speculative-tokens)",
 	"prefix caching (the benchmark's prompts share no prefix)",
-	"expert parallelism's all-to-all (experts are taken as split over the tp ranks), attention data parallelism and pipeline parallelism",
+	"overlap of the all-to-all with compute (two-batch overlap) and EPLB's rebalancing cost (docs/parallelism.md)",
 	"preemption: a request reserves the KV of all its tokens when admitted",
 	"sparse attention (DeepSeek-V3.2/GLM-5 indexers): attention is counted dense",
 	"CPU-side limits: tokenization and detokenization throughput beyond the fitted per-request overhead",
@@ -108,6 +126,7 @@ func PlanPerf(sc PerfScenario) (*PerfPlan, error) {
 		return nil, err
 	}
 	p.Efficiency, p.EfficiencyFallback = model.Efficiency, model.Fallback
+	p.Parallel = model.Parallel()
 	p.Assumptions = append(p.Assumptions, model.Notes...)
 	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the efficiencies are fitted across engine versions, not per version (%s)", model.Efficiency.Key()))
 	p.fill(r)
@@ -147,6 +166,15 @@ func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 		return nil, fmt.Errorf("engine %q is not one the engine model knows (%s)", sc.Engine, strings.Join(PerfEngines(), ", "))
 	}
 	tp := max(sc.TP, 1)
+	lay := sc.Parallel
+	if lay.TP != 0 && lay.TP != tp {
+		return nil, fmt.Errorf("parallel layout %s disagrees with tp %d", lay, tp)
+	}
+	lay.TP = tp
+	if err := perf.CheckLayout(sc.Model, sc.GPU, lay, sc.RedundantExperts, sc.Link); err != nil {
+		return nil, err
+	}
+	n := lay.Norm()
 	m := *sc.Model
 	if sc.WeightDtype != "" && sc.WeightDtype != m.WeightDtype {
 		if _, ok := catalog.DtypeBytes(sc.WeightDtype); !ok {
@@ -161,6 +189,11 @@ func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 		WeightDtype: m.WeightDtype, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens,
 		Concurrency: sc.Concurrency, SeparatePrefill: eng.SeparatePrefill, NotModelled: perfNotModelled,
 	}
+	if !n.Plain() || sc.RedundantExperts > 0 || sc.EPLB {
+		p.Layout, p.DP, p.EP, p.PP = n.String(), n.DP, n.EP, n.PP
+		p.SpeculativeTokens, p.AcceptanceLength = n.SpeculativeTokens, n.AcceptanceLength
+		p.GPUs = n.GPUs()
+	}
 	p.Assumptions = append(p.Assumptions, eng.Note)
 	mp, err := p.memory(sc, &r.m, tp)
 	if err != nil {
@@ -168,6 +201,15 @@ func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 	}
 	p.KVDtype, p.KVSlotsTokens = mp.KVDtype, mp.KVSlotsTokens
 	p.MaxNumSeqs, p.MaxNumBatchedTokens = mp.MaxNumSeqs, mp.MaxNumBatchedTokens
+	if n.DP > 1 {
+		// Each data-parallel rank holds its own KV and schedules its own
+		// batch: the worker holds dp × one rank's.
+		p.KVSlotsTokens *= int64(n.DP)
+		p.MaxNumSeqs *= n.DP
+		p.MaxNumBatchedTokens *= n.DP
+		p.Assumptions = append(p.Assumptions, fmt.Sprintf("each of the %d attention data-parallel ranks holds its own KV and batch: KV slots, max_num_seqs and max_num_batched_tokens are %d × one rank's (%d, %d, %d); the replay admits against the worker's total",
+			n.DP, n.DP, mp.KVSlotsTokens, mp.MaxNumSeqs, mp.MaxNumBatchedTokens))
+	}
 	r.lim = perf.Limits{MaxNumSeqs: p.MaxNumSeqs, MaxNumBatchedTokens: p.MaxNumBatchedTokens, KVSlots: p.KVSlotsTokens,
 		BlockSize: mp.BlockSize, SeparatePrefill: eng.SeparatePrefill}
 	return r, nil
@@ -178,8 +220,11 @@ func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 // on one replica, and the engine model it ran.
 func (r *PerfRig) Steady(eff *catalog.Efficiency) (perf.Result, *perf.Model, error) {
 	sc, p := r.sc, &r.plan
+	lay := sc.Parallel
+	lay.TP = p.TP
 	model, err := perf.New(perf.Spec{Model: &r.m, GPU: sc.GPU, Engine: sc.Engine, TP: p.TP, WeightDtype: r.m.WeightDtype,
-		KVDtype: p.KVDtype, EnforceEager: sc.EnforceEager, Efficiency: eff, Catalog: sc.Catalog})
+		KVDtype: p.KVDtype, EnforceEager: sc.EnforceEager, Efficiency: eff, Catalog: sc.Catalog,
+		Parallel: lay, Link: sc.Link, EPLB: sc.EPLB, RedundantExperts: sc.RedundantExperts})
 	if err != nil {
 		return perf.Result{}, nil, err
 	}
@@ -203,6 +248,8 @@ func (p *PerfPlan) memory(sc PerfScenario, m *catalog.Model, tp int) (*MemoryPla
 		EngineVersion: ver, VersionDefaulted: sc.EngineVersion == "",
 		GPUUtil: sc.GPUUtil, EnforceEager: sc.EnforceEager, MaxModelLen: sc.InputTokens + sc.OutputTokens,
 		MaxNumBatchedTokens: sc.MaxNumBatchedTokens, MaxNumSeqs: sc.MaxNumSeqs,
+		PP: max(1, sc.Parallel.PP), Parallel: models.Parallelism{DP: sc.Parallel.DP, EP: sc.Parallel.EP},
+		RedundantExperts: sc.RedundantExperts,
 	})
 	if err != nil {
 		return nil, err
@@ -233,12 +280,21 @@ func (p *PerfPlan) derive(r perf.Result, m *perf.Model) {
 	d.Add("max_running", float64(p.MaxRunning), "sequences", "min(concurrency, max_num_seqs, ⌊kv slots / blocks of (isl + osl)⌋)",
 		"min(%d, %d, ⌊%d / %d⌋)", p.Concurrency, p.MaxNumSeqs, p.KVSlotsTokens, need)
 	terms := func(name string, t perf.Terms, what string) {
+		if m.Parallel() != nil {
+			d.Add(name, t.TotalMS, "ms", "(fixed + dense + experts + lm_head + attention + kv_read + allreduce + alltoall + pipeline + draft) / tokens_per_step ("+what+")",
+				"(%.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f) / %.3g (%d tokens, %d sequences)",
+				t.FixedMS, t.DenseMS, t.ExpertsMS, t.LMHeadMS, t.AttentionMS, t.KVReadMS, t.AllReduceMS, t.AllToAllMS, t.PipelineMS, t.DraftMS, t.TokensPerStep, t.Tokens, t.Sequences)
+			return
+		}
 		d.Add(name, t.TotalMS, "ms", "fixed + dense + experts + lm_head + attention + kv_read + allreduce ("+what+")",
 			"%.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f (%d tokens, %d sequences)",
 			t.FixedMS, t.DenseMS, t.ExpertsMS, t.LMHeadMS, t.AttentionMS, t.KVReadMS, t.AllReduceMS, t.Tokens, t.Sequences)
 	}
 	if r.DecodeStepMS > 0 {
 		terms("decode_step_terms_ms", r.DecodeStep, "a mean decode-only iteration")
+	}
+	if pd := m.Parallel(); pd != nil {
+		p.deriveParallel(r, pd)
 	}
 	if r.PrefillStepMS > 0 {
 		terms("prefill_step_terms_ms", r.PrefillStep, "a mean iteration with prefill chunks")
@@ -256,4 +312,54 @@ func (p *PerfPlan) derive(r perf.Result, m *perf.Model) {
 		"%d / (%.2f + %d × %.3f) ms", p.Concurrency, p.TTFTMS, p.OutputTokens-1, p.TPOTMS)
 	d.Add("output_tokens_per_s_per_gpu", p.OutputTokensPerSPerGPU, "tokens/s", "requests_per_s × osl / gpus",
 		"%.3f × %d / %d", p.RequestsPerS, p.OutputTokens, p.GPUs)
+}
+
+// deriveParallel writes the parallel terms' formulas and values (the
+// all-to-all, the expert imbalance, the pipeline, MTP) into the derivation.
+func (p *PerfPlan) deriveParallel(r perf.Result, pd *perf.ParallelDesc) {
+	d := &p.Derivation
+	e := pd.Efficiency
+	d.Add("layout", float64(pd.GPUs), "GPUs", "tp × dp × pp GPUs; MoE tp = tp × dp / ep; experts per rank = (experts + redundant) / ep",
+		"%s: %d GPUs, MoE tp %d, %.4g experts per rank, NVLink domain %d GPUs%s", pd.Layout, pd.GPUs, pd.MoETP, pd.ExpertsPerRank, pd.NVLinkDomain,
+		map[bool]string{true: ", across nodes over " + pd.Link, false: ""}[pd.OverDomain])
+	for _, st := range []struct {
+		name string
+		t    perf.Terms
+		kind string
+	}{{"decode", r.DecodeStep, "low-latency kernels"}, {"prefill", r.PrefillStep, "normal kernels"}} {
+		if st.t.TotalMS == 0 {
+			continue
+		}
+		if pd.AllToAllBytes > 0 && p.EP > 1 {
+			lat, gbs := e.AllToAllUS, pd.AllToAllGBs
+			if st.name == "prefill" {
+				lat, gbs = e.AllToAllNormalUS, pd.AllToAllNormalGBs
+			}
+			d.Add(st.name+"_alltoall_ms", st.t.AllToAllMS, "ms",
+				"2 × MoE layers × (latency + rank tokens / tp × hidden × top-k × (dispatch + combine bytes) × (ep − 1)/ep × imbalance / 2 / (bandwidth × alltoall eff)) ("+st.kind+")",
+				"latency %.0f µs, %.0f B per token (dispatch %.4g B, combine 2 B per element), imbalance %.3f, %.1f GB/s per GPU reached (alltoall eff %.2f)",
+				lat, pd.AllToAllBytes, pd.DispatchBytes, st.t.Imbalance, gbs, e.AllToAll)
+		} else if pd.AllToAllBytes > 0 {
+			d.Add(st.name+"_alltoall_ms", st.t.AllToAllMS, "ms",
+				"2 × MoE layers × (latency + worker tokens × 2 (g − 1)/g × hidden × 2 B / 2 / bandwidth): all-gather + reduce-scatter (dp attention, ep 1)",
+				"%.0f B per worker token, %.1f GB/s per GPU reached", pd.AllToAllBytes, pd.AllToAllGBs)
+		}
+		if p.EP > 1 {
+			d.Add(st.name+"_ep_imbalance", st.t.Imbalance, "ratio",
+				"hottest rank / mean routed tokens = min(ep, (1 + skew) × (1 + √(2 ln ep) × σ/μ)), μ = tokens × k/ep, σ² = tokens × k (1/ep)(1 − 1/ep)(E − k)/(E − 1)",
+				"skew %.3f (%s), %d tokens", pd.Skew, map[bool]string{true: "EPLB", false: "no EPLB"}[pd.EPLB], st.t.Tokens)
+		}
+		if p.PP > 1 {
+			d.Add(st.name+"_pipeline_ms", st.t.PipelineMS, "ms",
+				"max(m × (stage + lm head), pp × stage + lm head + (pp − 1) × p2p) − m × (stage + lm head), m = min(pp, sequences) micro-batches",
+				"%d micro-batches, p2p %.0f µs + tokens × hidden × 2 B / bandwidth", st.t.MicroBatches, e.P2PUS)
+		}
+		if p.SpeculativeTokens > 0 && st.name == "decode" {
+			d.Add("decode_draft_ms", st.t.DraftMS, "ms", "speculative tokens × (MTP layers × a decode layer + lm head)",
+				"%d × …", p.SpeculativeTokens)
+			d.Add("decode_tokens_per_step", st.t.TokensPerStep, "tokens", "acceptance length: step_ms = iteration_ms / tokens_per_step",
+				"%.4g ms / %.3g", st.t.IterationMS, st.t.TokensPerStep)
+		}
+	}
+	d.Note("parallel constants: " + e.Source)
 }

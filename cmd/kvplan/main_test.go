@@ -55,6 +55,7 @@ func TestGolden(t *testing.T) {
 		{"memory.md", []string{"memory", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tp", "4", "--max-model-len", "32768", "-o", "markdown", "--explain"}},
 		{"memory-pp-int4.json", []string{"memory", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--pp", "2", "--quantization", "int4", "--engine-version", "0.19.0", "--max-model-len", "8192", "-o", "json", "--explain"}},
 		{"memory-sglang.table", []string{"memory", "--model", "qwen3-32b", "--gpu", "h200", "--engine", "sglang", "--max-model-len", "32768", "--cpu-offload-cache", "20Gi", "--limit", "24Gi"}},
+		{"memory-dp-ep.json", []string{"memory", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "1", "--data-parallel-size", "8", "--expert-parallel-size", "8", "--redundant-experts", "32", "--engine", "trtllm", "--max-model-len", "4096", "-o", "json", "--explain"}},
 		{"memory-trtllm.md", []string{"memory", "--model", "llama-3.1-70b", "--gpu", "b200", "--engine", "trtllm", "--tp", "2", "--max-model-len", "32768", "-o", "markdown", "--explain"}},
 	}
 	wantCode := map[string]int{"memory.table": ExitFindings} // the others exit 0

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/units"
@@ -43,7 +44,7 @@ mode, batch limits, KV dtype, block size, quantization, dtype and offload
 cache are read with the engine's own argument grammar (the one kvplan check
 uses on manifests). kvplan's flags before -- win; an argument vLLM would not
 take, or one kvplan does not know, is an error.`,
-		Flags: withCommon(append(modelFlags(),
+		Flags: withCommon(append(append(modelFlags(),
 			&cli.StringFlag{Name: "gpu", Aliases: []string{"g"}, Usage: "GPU of the worker (required; kvplan gpus list)"},
 			&cli.StringFlag{Name: "engine", Value: "vllm", Usage: "serving engine whose memory accounting to use: vllm, sglang or trtllm"},
 			&cli.StringFlag{Name: "engine-version", Usage: "the engine's version, e.g. 0.19.0 (default: the newest the catalog knows)"},
@@ -64,7 +65,7 @@ take, or one kvplan does not know, is an error.`,
 			inputTokensFlag(0, "tokens of one request's KV (default: max model len)"),
 			&cli.StringFlag{Name: "vllm-args", Usage: "a vllm serve command line (or its arguments) as one string; or paste it after --"},
 			&cli.StringFlag{Name: "baseline-rss", Usage: "the worker's measured idle RSS, e.g. 2.5GiB (default: the engine's)"},
-		)...),
+		), memoryLayoutFlags()...)...),
 		ArgsUsage: "[-- vllm serve MODEL [ARGS...]]",
 		Action:    runMemory,
 	}
@@ -161,11 +162,19 @@ func memoryScenario(c *cli.Context) (*planner.MemoryScenario, error) {
 	if sc.KVBuffer, err = units.ParseEnum(c.String(flagKVBuffer), []string{planner.KVBufferCPU, planner.KVBufferGPU}); err != nil {
 		return nil, fmt.Errorf("--%s: %w", flagKVBuffer, err)
 	}
+	lay, redundant, _, _, err := layoutFromFlags(c, cat, sc.Model, sc.GPU, max(1, sc.KV.TP), false)
+	if err != nil {
+		return nil, err
+	}
+	sc.Parallel, sc.RedundantExperts = models.Parallelism{DP: lay.DP, EP: lay.EP}, redundant
 	return sc, nil
 }
 
 func memoryDoc(c *cli.Context, p *planner.MemoryPlan) *report.Doc {
 	parallel := fmt.Sprintf("tp %d", p.TP)
+	if p.DP > 1 || p.EP > 1 {
+		parallel += fmt.Sprintf(", dp %d, ep %d (%g experts per rank, MoE tp %d; routed experts %s)", max(1, p.DP), max(1, p.EP), p.ExpertsPerRank, p.MoETP, units.Bytes(p.RoutedWeightsBytes))
+	}
 	if p.PP > 1 {
 		parallel += fmt.Sprintf(", pp %d (the limiting stage)", p.PP)
 	}
@@ -180,7 +189,7 @@ func memoryDoc(c *cli.Context, p *planner.MemoryPlan) *report.Doc {
 		{"CUDA graphs", units.Bytes(p.CUDAGraphBytes), graphNote(p)},
 		{"KV cache", units.Bytes(p.KVCacheBytes), fmt.Sprintf("%d B/token, %s", p.KVBytesPerToken, p.KVDtype)},
 		{"KV blocks", fmt.Sprint(p.KVBlocks), fmt.Sprintf("%d tokens each", p.BlockSize)},
-		{"KV slots", fmt.Sprintf("%d tokens", p.KVSlotsTokens), "full-attention tokens"},
+		{"KV slots", fmt.Sprintf("%d tokens", p.KVSlotsTokens), "full-attention tokens" + pick(p.DP > 1, fmt.Sprintf(", per dp rank; the worker holds %d × = %d", p.DP, p.WorkerKVSlotsTokens), "")},
 		{"engine's KV cache size", fmt.Sprintf("%d tokens", p.EngineKVTokens), "as " + p.Engine + " logs it"},
 		{"max model len", fmt.Sprintf("%d: %s", p.MaxModelLen, fitsWord(p.MaxModelLenFits)), fmt.Sprintf("largest that fits: %d", p.LargestFittingMaxModelLen)},
 		{"requests of max len at once", fmt.Sprint(p.MaxConcurrentAtMaxLen), ""},

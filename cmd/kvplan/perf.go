@@ -59,7 +59,7 @@ of the run. kvplan calibrate fits the efficiencies to such files.`,
 			gpuUtilFlag(0, "the engine's memory fraction, in (0, 1] (default: the engine's)"),
 			enforceEagerFlag("no CUDA graphs"),
 			&cli.StringFlag{Name: "against", Usage: "a benchmark result file: predict each of its runs and print predicted against measured"},
-		), benchFlags()...)...),
+		), append(benchFlags(), layoutPerfFlags()...)...)...),
 		Action: runPerf,
 	}
 }
@@ -68,7 +68,7 @@ func runPerf(c *cli.Context) error {
 	if c.String("against") != "" {
 		return runPerfAgainst(c)
 	}
-	for _, f := range []string{"workers", "data-parallel-size", "request-rate", "num-prompts"} {
+	for _, f := range []string{"workers", "request-rate", "num-prompts"} {
 		if c.IsSet(f) {
 			return fmt.Errorf("perf: --%s describes a benchmark result file: give --against FILE too (without it perf predicts one replica's closed loop)", f)
 		}
@@ -167,6 +167,9 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	if sc.Concurrency, err = intIn(c, "concurrency", concurrencyRange); err != nil { // the closed loop simulates each client
 		return nil, err
 	}
+	if sc.Parallel, sc.RedundantExperts, sc.EPLB, sc.Link, err = layoutFromFlags(c, cat, sc.Model, sc.GPU, sc.TP, true); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
 
@@ -236,21 +239,59 @@ func perfDoc(c *cli.Context, p *planner.PerfPlan) *report.Doc {
 func stepTermsSection(p *planner.PerfPlan) report.Section {
 	t := p.StepTerms
 	row := func(name string, a, b float64) []string { return []string{name, msText(a), msText(b)} }
+	rows := [][]string{
+		row("fixed (step + layers)", t.Prefill.FixedMS, t.Decode.FixedMS),
+		row("dense GEMMs", t.Prefill.DenseMS, t.Decode.DenseMS),
+		row("routed experts", t.Prefill.ExpertsMS, t.Decode.ExpertsMS),
+		row("lm head", t.Prefill.LMHeadMS, t.Decode.LMHeadMS),
+		row("prefill attention", t.Prefill.AttentionMS, t.Decode.AttentionMS),
+		row("KV reads", t.Prefill.KVReadMS, t.Decode.KVReadMS),
+		row("all-reduces", t.Prefill.AllReduceMS, t.Decode.AllReduceMS),
+	}
+	if p.Parallel != nil {
+		rows = append(rows, parallelTermRows(p)...)
+	}
+	rows = append(rows,
+		row("total", t.Prefill.TotalMS, t.Decode.TotalMS),
+		[]string{"tokens / sequences", fmt.Sprintf("%d / %d", t.Prefill.Tokens, t.Prefill.Sequences), fmt.Sprintf("%d / %d", t.Decode.Tokens, t.Decode.Sequences)})
 	return report.Section{
 		Title:  "Step-time terms (mean iterations)",
 		Header: []string{"term", "prefill iteration", "decode iteration"},
-		Rows: [][]string{
-			row("fixed (step + layers)", t.Prefill.FixedMS, t.Decode.FixedMS),
-			row("dense GEMMs", t.Prefill.DenseMS, t.Decode.DenseMS),
-			row("routed experts", t.Prefill.ExpertsMS, t.Decode.ExpertsMS),
-			row("lm head", t.Prefill.LMHeadMS, t.Decode.LMHeadMS),
-			row("prefill attention", t.Prefill.AttentionMS, t.Decode.AttentionMS),
-			row("KV reads", t.Prefill.KVReadMS, t.Decode.KVReadMS),
-			row("all-reduces", t.Prefill.AllReduceMS, t.Decode.AllReduceMS),
-			row("total", t.Prefill.TotalMS, t.Decode.TotalMS),
-			{"tokens / sequences", fmt.Sprintf("%d / %d", t.Prefill.Tokens, t.Prefill.Sequences), fmt.Sprintf("%d / %d", t.Decode.Tokens, t.Decode.Sequences)},
-		},
+		Rows:   rows,
 	}
+}
+
+// parallelTermRows are the layout's rows of the step-time table: the
+// all-to-all and the expert imbalance with their formulas, the pipeline,
+// MTP.
+func parallelTermRows(p *planner.PerfPlan) [][]string {
+	t, pd := p.StepTerms, p.Parallel
+	row := func(name string, a, b float64) []string { return []string{name, msText(a), msText(b)} }
+	var rows [][]string
+	if pd.AllToAllBytes > 0 {
+		name := "all-to-all (dispatch + combine)"
+		if p.EP <= 1 {
+			name = "all-gather + reduce-scatter (dp, ep 1)"
+		}
+		rows = append(rows, row(name, t.Prefill.AllToAllMS, t.Decode.AllToAllMS),
+			[]string{"  = 2 × layers × (latency + tokens/tp × bytes/token × imbalance / 2 / bandwidth)",
+				fmt.Sprintf("%.0f µs, %.0f B/token, %.1f GB/s", pd.Efficiency.AllToAllNormalUS, pd.AllToAllBytes, pd.AllToAllNormalGBs),
+				fmt.Sprintf("%.0f µs, %.1f GB/s per GPU%s", pd.Efficiency.AllToAllUS, pd.AllToAllGBs, pick(pd.OverDomain, " (over "+pd.Link+")", ""))})
+	}
+	if p.EP > 1 {
+		rows = append(rows, []string{"expert imbalance (hottest rank / mean)", fmt.Sprintf("%.3f", t.Prefill.Imbalance), fmt.Sprintf("%.3f", t.Decode.Imbalance)},
+			[]string{"  = (1 + skew) × (1 + √(2 ln ep) × σ/μ)", fmt.Sprintf("skew %.2f%s", pd.Skew, pick(pd.EPLB, " (EPLB)", "")), fmt.Sprintf("ep %d", p.EP)})
+	}
+	if p.PP > 1 {
+		rows = append(rows, row("pipeline bubble + sends", t.Prefill.PipelineMS, t.Decode.PipelineMS),
+			[]string{"micro-batches", fmt.Sprint(t.Prefill.MicroBatches), fmt.Sprint(t.Decode.MicroBatches)})
+	}
+	if p.SpeculativeTokens > 0 {
+		rows = append(rows, row("MTP draft", t.Prefill.DraftMS, t.Decode.DraftMS),
+			row("whole step (verify N + 1 tokens)", t.Prefill.IterationMS, t.Decode.IterationMS),
+			[]string{"tokens per step (acceptance)", fmt.Sprintf("%.3g", t.Prefill.TokensPerStep), fmt.Sprintf("%.3g", t.Decode.TokensPerStep)})
+	}
+	return rows
 }
 
 // perfSweep is the JSON of a sweep.

@@ -20,6 +20,13 @@ func TestPerfGolden(t *testing.T) {
 		{"perf-sweep.json", []string{"perf", "--model", "qwen3-8b", "--gpu", "l40s", "--isl", "4096", "--osl", "512", "--sweep", "concurrency=1,8,64", "-o", "json"}},
 		{"perf-kv-limited.md", []string{"perf", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--tp", "2", "--isl", "4096", "--osl", "1024", "--concurrency", "128", "-o", "markdown"}},
 		{"perf-fallback.table", []string{"perf", "--model", "qwen3-0.6b", "--gpu", "rtx4090", "--isl", "1500", "--osl", "128"}},
+		// Issue 27: attention data parallelism + expert parallelism, the issue's command.
+		{"perf-dp-ep.json", []string{"perf", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "1", "--data-parallel-size", "8", "--expert-parallel-size", "8",
+			"--weight-dtype", "fp8", "--engine", "trtllm", "--isl", "1024", "--osl", "2048", "--concurrency", "1024", "-o", "json"}},
+		{"perf-dp-ep-explain.table", []string{"perf", "--model", "deepseek-v3", "--gpu", "h100-sxm", "--tp", "1", "--data-parallel-size", "16", "--expert-parallel-size", "16",
+			"--link", "ib-ndr", "--weight-dtype", "fp8", "--engine", "sglang", "--isl", "2000", "--osl", "500", "--concurrency", "256", "--eplb", "--explain"}},
+		{"perf-pp-mtp-explain.table", []string{"perf", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--pipeline-parallel-size", "2", "--link", "ib-ndr",
+			"--speculative-tokens", "2", "--acceptance-length", "2.4", "--weight-dtype", "fp8", "--engine", "sglang", "--isl", "1024", "--osl", "512", "--concurrency", "64", "--explain"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errOut, code := kvplan(t, c.args...)
@@ -125,5 +132,37 @@ func TestPerfBadInput(t *testing.T) {
 				t.Errorf("stderr %q, want one line containing %q", errOut, c.want)
 			}
 		})
+	}
+}
+
+// Impossible layouts exit 2 with the counts and what is accepted.
+func TestPerfLayoutErrors(t *testing.T) {
+	base := []string{"perf", "--model", "deepseek-v3", "--gpu", "h200", "--weight-dtype", "fp8", "--isl", "1024", "--osl", "256"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--expert-parallel-size", "3"}, "must divide tp × dp = 1 × 1 = 1"},
+		{[]string{"--data-parallel-size", "6", "--expert-parallel-size", "6"}, "2 redundant experts (EPLB) would make it 258"},
+		{[]string{"--data-parallel-size", "6", "--expert-parallel-size", "6", "--redundant-experts", "1"}, "1 redundant experts of deepseek-v3; 2 redundant experts would make it 258"},
+		{[]string{"--data-parallel-size", "16", "--expert-parallel-size", "16"}, "spans 2 nodes of 8 h200 GPUs (its NVLink domain): give --link"},
+		{[]string{"--data-parallel-size", "16", "--expert-parallel-size", "16", "--link", "nvlink4"}, "joins GPUs inside one NVLink domain only"},
+		{[]string{"--speculative-tokens", "2"}, "needs --acceptance-length"},
+		{[]string{"--speculative-tokens", "2", "--acceptance-length", "3.5"}, "between 1 and speculative-tokens + 1 = 3"},
+		{[]string{"--link", "no-such-link", "--tp", "8"}, "no-such-link"},
+		{[]string{"--data-parallel-size", "0"}, "want 1 to 1,024"},
+	} {
+		_, errOut, code := kvplan(t, append(append([]string(nil), base...), c.args...)...)
+		if code != ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 with %q", c.args, code, errOut, c.want)
+		}
+	}
+	_, errOut, code := kvplan(t, "perf", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--isl", "1024", "--osl", "256", "--speculative-tokens", "1", "--acceptance-length", "1.5")
+	if code != ExitUsage || !strings.Contains(errOut, "needs the model's MTP heads") {
+		t.Errorf("MTP on a model without MTP heads: exit %d, %q", code, errOut)
+	}
+	_, errOut, code = kvplan(t, "perf", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--isl", "1024", "--osl", "256", "--expert-parallel-size", "2", "--data-parallel-size", "2")
+	if code != ExitUsage || !strings.Contains(errOut, "needs a mixture-of-experts model") {
+		t.Errorf("EP on a dense model: exit %d, %q", code, errOut)
 	}
 }
