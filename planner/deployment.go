@@ -39,7 +39,10 @@ type PoolPlan struct {
 	// or EP on a dense model, MTP without an acceptance length); "" when it
 	// can.
 	LayoutError string
-	KV          *KVPlan
+	// RedundantExperts is EPLB's redundant experts
+	// (pools.<name>.redundant_experts), spread over the EP ranks.
+	RedundantExperts int
+	KV               *KVPlan
 
 	// RequestsInFlight is the mean number of requests holding KV on the
 	// pool's workers: the plan's concurrency when aggregated; when
@@ -285,6 +288,7 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 		pp.Parallel.DP = 1
 	}
 	pp.GPUsPerWorker = pp.Parallel.GPUs()
+	pp.RedundantExperts = pl.RedundantExperts
 	if err := PoolParallelism(p, pl).Check(withRedundantExperts(dep.Model, pl.RedundantExperts)); err != nil {
 		pp.LayoutError = err.Error()
 	}
@@ -346,6 +350,8 @@ func (dep *Deployment) memoryScenario(pp *PoolPlan) MemoryScenario {
 		buffer = planfile.BufferCPU
 	}
 	util := pl.GPUMemoryUtilization // 0: the engine's default for dep.EngineVersion (PlanMemory)
+	lay := dep.layoutOf(pp)
+	lay.Parallel = withoutSpeculation(lay.Parallel)
 	block := p.Router.BlockSize
 	if block == 0 {
 		block = dep.Engine.DefaultBlockSize
@@ -354,7 +360,8 @@ func (dep *Deployment) memoryScenario(pp *PoolPlan) MemoryScenario {
 		Model: dep.Model, KV: models.KVOptions{KVDtype: p.Model.KVDtype, TP: pp.TP}, GPU: pp.GPU, Engine: dep.Engine,
 		GPUUtil: util, EnforceEager: pl.EnforceEager, MaxModelLen: pl.MaxModelLen, BlockSize: block,
 		MaxNumBatchedTokens: pl.MaxNumBatchedTokens, MaxNumSeqs: pl.MaxNumSeqs,
-		LimitBytes: pl.MemoryLimitBytes, KVBuffer: buffer, Concurrency: pp.ConcurrencyPerWorker,
+		LimitBytes: pl.MemoryLimitBytes, KVBuffer: buffer, Concurrency: rankConcurrency(pp),
+		Parallel: lay.Parallel, PP: lay.Parallel.PP, RedundantExperts: lay.RedundantExperts,
 		InputTokens:   max(1, p.Workload.InputTokens),
 		EngineVersion: dep.EngineVersion, VersionDefaulted: p.Runtime.EngineVersion == "", CPUOffloadCacheBytes: pl.CPUOffloadCacheBytes,
 	}
@@ -385,7 +392,7 @@ func (dep *Deployment) planPoolMemory(pp *PoolPlan) error {
 func (dep *Deployment) decodeStepMS(pp *PoolPlan) (float64, error) {
 	w := dep.Plan.Workload
 	ctx := w.InputTokens + w.OutputTokens/2
-	em, err := engineModelFor(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, pp.Parallel, pp.Memory.EnforceEager)
+	em, err := engineModelFor(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, dep.layoutOf(pp), pp.Memory.EnforceEager)
 	if err != nil {
 		return 0, err
 	}
@@ -458,7 +465,7 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 			return nil
 		}
 		var err error
-		if dep.PrefillMS, err = EstimatePrefillMSFor(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, max(1, p.Workload.InputTokens), agg.Parallel, d); err != nil {
+		if dep.PrefillMS, err = EstimatePrefillMSFor(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, max(1, p.Workload.InputTokens), dep.layoutOf(agg), d); err != nil {
 			dep.PrefillMS = 0
 			d.Add("prefill_ms", 0, "ms", "unknown: the engine model cannot price this pool", "%v", err)
 		}
@@ -513,7 +520,7 @@ func (dep *Deployment) planRouting() {
 		if pp.Role != planfile.RoleDecode && holder == nil {
 			holder = pp
 		}
-		slots := int(pp.Memory.KVSlotsTokens)
+		slots := int(WorkerKVSlots(pp.Memory))
 		allSlots += slots * pp.Workers
 		bestWorker = max(bestWorker, slots)
 	}
@@ -521,7 +528,7 @@ func (dep *Deployment) planRouting() {
 		return
 	}
 	r.HolderPool, r.HolderWorkers = holder.Name, holder.Workers
-	r.SlotsPerWorkerTokens = int(holder.Memory.KVSlotsTokens)
+	r.SlotsPerWorkerTokens = int(WorkerKVSlots(holder.Memory))
 	r.SlotsPoolTokens = r.SlotsPerWorkerTokens * holder.Workers
 	r.CapacityTokens, r.CapacityAggTokens = r.SlotsPerWorkerTokens, bestWorker
 	if p.Router.Mode == planfile.RouterKV {

@@ -13,21 +13,31 @@ import (
 // of kind g under engine (vllm when the engine model does not know it), with
 // the catalog's efficiencies for GPU × engine × the model's weight dtype.
 func engineModel(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, tp int, eager bool) (*perf.Model, error) {
-	return engineModelFor(cat, engine, m, g, models.Parallelism{TP: max(1, tp)}, eager)
+	return engineModelFor(cat, engine, m, g, WorkerLayout{Parallel: models.Parallelism{TP: max(1, tp)}}, eager)
+}
+
+// WorkerLayout is what the engine model needs of a worker's layout beyond
+// its GPU: the ranks, EPLB's redundant experts, and the network between its
+// NVLink domains when it spans more than one.
+type WorkerLayout struct {
+	Parallel         models.Parallelism
+	RedundantExperts int
+	Link             *catalog.Link // nil: the worker fits one NVLink domain
 }
 
 // engineModelFor is engineModel of a worker's whole layout (data, expert
 // and pipeline ranks, MTP): perf.New refuses what it does not model as
 // kvplan's limit.
-func engineModelFor(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, par models.Parallelism, eager bool) (*perf.Model, error) {
+func engineModelFor(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, lay WorkerLayout, eager bool) (*perf.Model, error) {
 	if cat == nil {
 		return nil, fmt.Errorf("no catalog to take the engine model's efficiencies from")
 	}
 	if _, ok := perf.Schedules[engine]; !ok {
 		engine = "vllm"
 	}
-	par = par.Norm()
-	return perf.New(perf.Spec{Model: m, GPU: g, Engine: engine, TP: par.TP, Parallel: par, EnforceEager: eager, Catalog: cat})
+	par := lay.Parallel.Norm()
+	return perf.New(perf.Spec{Model: m, GPU: g, Engine: engine, TP: par.TP, Parallel: par, EnforceEager: eager, Catalog: cat,
+		Link: lay.Link, RedundantExperts: lay.RedundantExperts, EPLB: lay.RedundantExperts > 0})
 }
 
 // prefillBudget is the engine's default tokens per iteration on g (vLLM's
@@ -52,13 +62,13 @@ func prefillBudget(cat *catalog.Catalog, engine string, g *catalog.GPU) int {
 // attention, all-reduces; kvplan perf --explain shows the terms). It adds
 // its figures to d.
 func EstimatePrefillMS(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, tokens, tp int, d *Derivation) (float64, error) {
-	return EstimatePrefillMSFor(cat, engine, m, g, tokens, models.Parallelism{TP: max(1, tp)}, d)
+	return EstimatePrefillMSFor(cat, engine, m, g, tokens, WorkerLayout{Parallel: models.Parallelism{TP: max(1, tp)}}, d)
 }
 
 // EstimatePrefillMSFor is EstimatePrefillMS on a worker of layout par.
-func EstimatePrefillMSFor(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, tokens int, par models.Parallelism, d *Derivation) (float64, error) {
-	par = par.Norm()
-	em, err := engineModelFor(cat, engine, m, g, par, false)
+func EstimatePrefillMSFor(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, tokens int, lay WorkerLayout, d *Derivation) (float64, error) {
+	par := lay.Parallel.Norm()
+	em, err := engineModelFor(cat, engine, m, g, lay, false)
 	if err != nil {
 		return 0, err
 	}

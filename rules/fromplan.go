@@ -98,6 +98,12 @@ func FromDeployment(dep *planner.Deployment) *Env {
 			if pp.GPU != nil {
 				pe.NVLinkDomainGPUs = pp.GPU.NVLinkDomainGPUs
 			}
+			if pp.LayoutError != "" {
+				// A layout the model cannot take: the layout rules report it
+				// at its key; the pool's memory and load figures (sized as
+				// tensor parallelism alone) stay unknown.
+				continue
+			}
 			f := pp.Fit
 			pe.ModelFits, pe.WeightsBytes, pe.RequestedBytes = f.Fits, int(mp.WeightsBytes), int(mp.RequestedBytes)
 			pe.OverheadBytes = int(f.RequiredBytes - mp.WeightsBytes)

@@ -125,9 +125,14 @@ type EngineSpec struct {
 	TP     int
 	// Parallel is the worker's whole layout (its TP equals TP); the zero
 	// value is tensor parallelism alone.
-	Parallel    models.Parallelism
-	WeightDtype string
-	KVDtype     string
+	Parallel models.Parallelism
+	// Link is the network between the NVLink domains of a worker that
+	// spans more than one; nil when it fits one. RedundantExperts are
+	// EPLB's copies of hot experts.
+	Link             *catalog.Link
+	RedundantExperts int
+	WeightDtype      string
+	KVDtype          string
 }
 
 // TimerFactory builds the step-time model of a worker. note says how the

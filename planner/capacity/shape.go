@@ -26,6 +26,7 @@ type role struct {
 	tp          int
 	par         models.Parallelism // the worker's layout, normalized; par.TP = tp
 	gpus        int                // GPUs of one worker: par.GPUs() (tp × dp × pp)
+	network     *catalog.Link      // between the worker's NVLink domains; nil = it fits one
 	budget      int                // max_num_batched_tokens
 	maxSeqs     int
 	maxModelLen int
@@ -73,8 +74,9 @@ func (s *shape) worker(q *Query, r *role, hits []openloop.Hit) *openloop.Worker 
 	if w, ok := r.models[key]; ok {
 		return w
 	}
+	dp := max(1, r.par.DP) // each data-parallel rank schedules its own budget and sequences
 	w := openloop.NewWorker(openloop.Config{Step: r.timer, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
-		MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs, KVSlots: r.slots, BlockSize: r.block,
+		MaxNumBatchedTokens: r.budget * dp, MaxNumSeqs: r.maxSeqs * dp, KVSlots: r.slots, BlockSize: r.block,
 		Prefills: r.name != roleDecode, Decodes: r.name != rolePrefill, Hits: hits, Classes: q.workerClasses(hits), SeparatePrefill: q.SeparatePrefill})
 	r.models[key] = w
 	return w
@@ -117,29 +119,38 @@ func (q *Query) newRole(name string, m *catalog.Model, g *catalog.GPU, tp, budge
 // newRoleFor sizes one worker of layout par (data, expert and pipeline
 // ranks beyond its tp).
 func (q *Query) newRoleFor(name string, m *catalog.Model, g *catalog.GPU, par models.Parallelism, budget int, wdtype, kvdtype string) (*role, error) {
+	return q.newRoleOver(name, m, g, par, nil, budget, wdtype, kvdtype)
+}
+
+// newRoleOver is newRoleFor of a worker whose NVLink domains network
+// joins (nil: it fits one domain).
+func (q *Query) newRoleOver(name string, m *catalog.Model, g *catalog.GPU, par models.Parallelism, network *catalog.Link, budget int, wdtype, kvdtype string) (*role, error) {
 	par = par.Norm()
 	tp := par.TP
-	timer, note, err := q.Timers(EngineSpec{Model: m, GPU: g, Engine: q.Engine.Name, TP: tp, Parallel: par, WeightDtype: wdtype, KVDtype: kvdtype})
+	timer, note, err := q.Timers(EngineSpec{Model: m, GPU: g, Engine: q.Engine.Name, TP: tp, Parallel: par, Link: network, WeightDtype: wdtype, KVDtype: kvdtype})
 	if err != nil {
 		return nil, err
 	}
-	r := &role{name: name, gpu: g, tp: tp, par: par, gpus: par.GPUs(), budget: budget, maxModelLen: q.maxModelLen(), block: q.Engine.DefaultBlockSize,
+	r := &role{name: name, gpu: g, tp: tp, par: par, gpus: par.GPUs(), network: network, budget: budget, maxModelLen: q.maxModelLen(), block: q.Engine.DefaultBlockSize,
 		timer: timer, note: note, models: map[int]*openloop.Worker{}}
 	r.usd, r.priceSource, r.priceOK = q.perGPU(g, r.gpus)
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
 		Model: m, KV: models.KVOptions{KVDtype: kvdtype, TP: tp}, GPU: g, Engine: q.Engine,
 		// GPUUtil 0: the engine's default for its version, as kvplan memory takes it.
 		MaxModelLen: r.maxModelLen, BlockSize: r.block, MaxNumBatchedTokens: budget,
+		Parallel: models.Parallelism{TP: par.TP, DP: par.DP, EP: par.EP, PP: par.PP}, PP: par.PP,
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.memory, r.budget, r.maxSeqs, r.slots = mp, mp.MaxNumBatchedTokens, mp.MaxNumSeqs, mp.KVSlotsTokens
+	// The budget and sequence limit are each data-parallel rank's (the
+	// engine's arguments); the slots are the whole worker's.
+	r.memory, r.budget, r.maxSeqs, r.slots = mp, mp.MaxNumBatchedTokens, mp.MaxNumSeqs, planner.WorkerKVSlots(mp)
 	need := int64(q.largestRequest())
 	switch {
 	case !mp.ModelFits:
 		r.memoryWhy = fmt.Sprintf("%s weights (%s per GPU at %s) leave no room for a KV cache on %s", m.Name, gib(mp.WeightsBytes), explainLayout(par), g.Name)
-	case r.slots < need:
+	case mp.KVSlotsTokens < need:
 		r.memoryWhy = fmt.Sprintf("%d KV slots per worker on %s at %s hold less than one request (%d tokens)", r.slots, g.Name, explainLayout(par), need)
 	default:
 		r.fits = true
