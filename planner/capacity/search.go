@@ -65,11 +65,23 @@ func Search(q Query) (*Result, error) {
 	res := &Result{Model: q.Model.Name, Engine: q.Engine.Name, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
 		RatePerS: q.RatePerS, GPUs: q.GPUs, TTFTP95MS: q.TTFTP95MS, ITLP95MS: q.ITLP95MS, Pricing: q.Pricing,
 		SLO: q.SLO, Workload: q.summary(), Figures: figureNotes(&q), Notes: notes, Assumptions: assumptions(&q)}
+	bestUSD, pruned := math.Inf(1), 0
 	for _, s := range shapes {
 		var c *Candidate
 		if q.RatePerS > 0 {
 			res.Question = QuestionCheapest
+			if s.beyondTP() && s.floorUSD() >= bestUSD {
+				// One worker of each role already costs more than a
+				// deployment found that meets the SLO: this shape cannot be
+				// the cheapest, and sizing it is what the wide layouts'
+				// pairs would cost the search's time.
+				pruned++
+				continue
+			}
 			c = q.sizeAtRate(s)
+			if c != nil && c.MeetsSLO && c.USDPerHour != nil {
+				bestUSD = min(bestUSD, *c.USDPerHour)
+			}
 		} else {
 			res.Question = QuestionMaxRate
 			c = q.sizeForGPUs(s)
@@ -77,6 +89,9 @@ func Search(q Query) (*Result, error) {
 		if c != nil {
 			res.Candidates = append(res.Candidates, c)
 		}
+	}
+	if pruned > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d disaggregated shapes with data, expert or pipeline parallelism were not sized: one worker of each of their roles costs more than a deployment already found within the SLO", pruned))
 	}
 	q.rank(res.Candidates)
 	for _, c := range res.Candidates {

@@ -45,6 +45,12 @@ type role struct {
 	models map[int]*openloop.Worker // by quantized prefix-hit probability
 }
 
+// workerBudget and workerSeqs are the tokens and sequences a whole worker
+// runs in one iteration: each data-parallel rank schedules the engine's
+// max_num_batched_tokens and max_num_seqs of its own.
+func (r *role) workerBudget() int { return r.budget * max(1, r.par.DP) }
+func (r *role) workerSeqs() int   { return r.maxSeqs * max(1, r.par.DP) }
+
 // shape is a candidate without its worker counts.
 type shape struct {
 	mode        string
@@ -74,9 +80,8 @@ func (s *shape) worker(q *Query, r *role, hits []openloop.Hit) *openloop.Worker 
 	if w, ok := r.models[key]; ok {
 		return w
 	}
-	dp := max(1, r.par.DP) // each data-parallel rank schedules its own budget and sequences
 	w := openloop.NewWorker(openloop.Config{Step: r.timer, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
-		MaxNumBatchedTokens: r.budget * dp, MaxNumSeqs: r.maxSeqs * dp, KVSlots: r.slots, BlockSize: r.block,
+		MaxNumBatchedTokens: r.workerBudget(), MaxNumSeqs: r.workerSeqs(), KVSlots: r.slots, BlockSize: r.block,
 		Prefills: r.name != roleDecode, Decodes: r.name != rolePrefill, Hits: hits, Classes: q.workerClasses(hits), SeparatePrefill: q.SeparatePrefill})
 	r.models[key] = w
 	return w
@@ -188,29 +193,39 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			// Roles by GPU and tp, built once and shared by the shapes.
+			// Roles by GPU and layout, built once and shared by the shapes.
 			type key struct {
-				role string
-				gpu  string
-				tp   int
-				b    int
+				role   string
+				gpu    string
+				layout string
+				b      int
 			}
 			roles := map[key]*role{}
-			get := func(name string, g *catalog.GPU, tp, budget int) *role {
-				k := key{name, g.Name, tp, budget}
+			get := func(name string, g *catalog.GPU, lo layoutOpt, budget int) *role {
+				k := key{name, g.Name, lo.key(), budget}
 				if r, ok := roles[k]; ok {
 					return r
 				}
-				r, err := q.newRole(name, m, g, tp, budget, wd, kd)
-				if err != nil {
-					note(fmt.Sprintf("%s at tp %d on %s is not offered: %v", m.Name, tp, g.Name, err))
+				r, err := q.newRoleOver(name, m, g, lo.par, lo.network, budget, wd, kd)
+				switch {
+				case err != nil:
+					note(fmt.Sprintf("%s at %s on %s is not offered: %v", m.Name, explainLayout(lo.par), g.Name, err))
+				case !lo.par.Plain() && !r.fits:
+					// A layout beyond tp that does not fit is left out (the
+					// plain tp sizes say what does not fit), keeping the
+					// search's shapes few.
+					r = nil
 				}
 				roles[k] = r
 				return r
 			}
+			layouts := map[string][]layoutOpt{}
 			for _, g := range q.GPUOptions {
-				for _, tp := range tps {
-					base := get(roleAggregated, g, tp, 0)
+				layouts[g.Name] = q.layoutOptions(m, g, tps, note)
+			}
+			for _, g := range q.GPUOptions {
+				for _, lo := range layouts[g.Name] {
+					base := get(roleAggregated, g, lo, 0)
 					if base == nil {
 						continue
 					}
@@ -223,7 +238,7 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 					for _, b := range budgets {
 						r := base
 						if b != base.budget {
-							if r = get(roleAggregated, g, tp, b); r == nil {
+							if r = get(roleAggregated, g, lo, b); r == nil {
 								continue
 							}
 							r.smaller = true
@@ -234,18 +249,32 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 			}
 			for _, l := range q.Links {
 				for _, gp := range q.GPUOptions {
-					for _, tpp := range tps {
-						p := get(rolePrefill, gp, tpp, 0)
+					for _, lp := range layouts[gp.Name] {
+						if lp.network != nil && lp.network != l {
+							continue // a multi-node worker's nodes are joined by the shape's link
+						}
+						p := get(rolePrefill, gp, lp, 0)
 						if p == nil {
 							continue
 						}
 						for _, gd := range q.GPUOptions {
-							for _, tpd := range tps {
-								d := get(roleDecode, gd, tpd, 0)
+							for _, ld := range layouts[gd.Name] {
+								if ld.network != nil && ld.network != l {
+									continue
+								}
+								d := get(roleDecode, gd, ld, 0)
 								if d == nil {
 									continue
 								}
-								kvp, err := models.NewKV(m, models.KVOptions{KVDtype: kd, TP: tpp})
+								if (!lp.par.Plain() || !ld.par.Plain()) && (gp != gd || !p.fits || !d.fits) {
+									// A layout beyond tp pairs with workers of its own
+									// GPU that fit (as the wide-EP deployments run),
+									// which keeps the search's pairs few: the plain
+									// pairs already show every GPU mix and what does
+									// not fit.
+									continue
+								}
+								kvp, err := models.NewKV(m, models.KVOptions{KVDtype: kd, TP: lp.par.Norm().TP})
 								if err != nil {
 									return nil, nil, err
 								}
