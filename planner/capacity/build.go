@@ -112,6 +112,9 @@ func (q *Query) verdict(res *Result) string {
 	if res.Question == QuestionMaxRate {
 		switch {
 		case a == nil && d == nil:
+			if why := q.noWorkerFits(res); why != "" {
+				return why
+			}
 			return fmt.Sprintf("no split of %d GPUs meets the SLO at any rate", q.GPUs)
 		case d == nil:
 			return fmt.Sprintf("aggregated: %d GPUs sustain %.3g requests/s; no disaggregated split meets the SLO", q.GPUs, a.RatePerS)
@@ -128,6 +131,9 @@ func (q *Query) verdict(res *Result) string {
 		c := res.Closest
 		if c == nil {
 			return "no candidate could be sized"
+		}
+		if why := q.noWorkerFits(res); why != "" {
+			return why
 		}
 		return fmt.Sprintf("nothing meets the SLO: the closest is %s (%s), limited by %s: %s", c.Mode, describe(c), c.LimitedBy, c.Misses)
 	case d == nil:

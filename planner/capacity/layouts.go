@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
@@ -146,4 +147,36 @@ func (s *shape) floorUSD() float64 {
 		usd += r.usd * float64(r.gpus)
 	}
 	return usd
+}
+
+// noWorkerFits says why nothing was found when no candidate's workers fit
+// in GPU memory: the GPUs asked for (the deployment's limit), a worker wider
+// than one NVLink domain without a --link to price it over, or the widest
+// worker kvplan offers (kvplan's limit); "" when some candidate fits.
+func (q *Query) noWorkerFits(res *Result) string {
+	for _, c := range res.Candidates {
+		if c.LimitedBy != limitMemory {
+			return ""
+		}
+	}
+	if len(res.Candidates) == 0 {
+		return ""
+	}
+	widest := maxWorkerGPUs
+	bound := ""
+	switch {
+	case q.GPUs > 0 && q.GPUs < widest:
+		widest, bound = q.GPUs, fmt.Sprintf("--gpus %d", q.GPUs)
+	case q.MaxGPUs > 0 && q.MaxGPUs < widest:
+		widest, bound = q.MaxGPUs, fmt.Sprintf("--max-gpus %d", q.MaxGPUs)
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "are not offered: give --link") {
+			return fmt.Sprintf("no worker that fits one NVLink domain holds %s's weights and one request's KV; a worker over several nodes needs the network between them: give --link (kvplan prices what crosses nodes over it, and offers no such worker without it)", q.Model.Name)
+		}
+	}
+	if bound != "" {
+		return fmt.Sprintf("no worker of at most %d GPUs (%s) holds %s's weights and one request's KV: the deployment needs more GPUs per worker", widest, bound, q.Model.Name)
+	}
+	return fmt.Sprintf("no worker kvplan offers holds %s's weights and one request's KV: kvplan's search offers workers of at most %d GPUs (tp up to 8, pipeline stages for dense models, data and expert parallelism for mixtures of experts); this is kvplan's limit, not the deployment's", q.Model.Name, maxWorkerGPUs)
 }

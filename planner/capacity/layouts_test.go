@@ -133,3 +133,32 @@ func BenchmarkSearchDeepSeekV3(b *testing.B) {
 		}
 	}
 }
+
+// TestNoWorkerFitsSays: when no worker holds DeepSeek-V3 (≈ 671 GB of fp8
+// weights) the verdict says whose limit it is: 8 H100s (8 × 80 GB) are the
+// deployment's; 16 H100s without --link need the network kvplan prices a
+// multi-node worker over.
+func TestNoWorkerFitsSays(t *testing.T) {
+	cat := testCatalog(t)
+	for _, c := range []struct {
+		name  string
+		links []string
+		gpus  int
+		want  string
+	}{
+		{"8 gpus", []string{"ib-ndr"}, 8, "no worker of at most 8 GPUs (--gpus 8) holds deepseek-v3's weights"},
+		{"no link", nil, 16, "a worker over several nodes needs the network between them: give --link"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := deepseekQuery(t, cat, []string{"h100-sxm"}, c.links)
+			q.GPUs = c.gpus
+			res, err := Search(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Best != nil || !strings.Contains(res.Verdict, c.want) {
+				t.Errorf("best %v, verdict %q; want none and %q", res.Best != nil, res.Verdict, c.want)
+			}
+		})
+	}
+}
