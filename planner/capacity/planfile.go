@@ -99,6 +99,13 @@ func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
 	if s.link != nil {
 		pf.Link = &planLink{Name: s.link.Name}
 	}
+	for _, r := range s.roles {
+		if r.network != nil && pf.Link == nil {
+			// An aggregated worker over several nodes: the network between
+			// them, which kvplan check prices its all-to-all over.
+			pf.Link = &planLink{Name: r.network.Name}
+		}
+	}
 	for i, r := range s.roles {
 		name := "workers"
 		if s.mode == ModeDisaggregated {
