@@ -34,6 +34,13 @@
 // their source; an unseen combination falls back to a less specific entry,
 // and the model says so (Model.Fallback).
 //
+// # A worker's layout
+//
+// With Spec.Parallel beyond tensor parallelism (attention data parallelism,
+// expert parallelism with its all-to-all and load imbalance, pipeline
+// stages, MTP) the step is given the whole worker's batch and the slowest
+// rank sets it; see parallel.go and docs/parallelism.md.
+//
 // # A closed-loop benchmark
 //
 // Steady computes what C clients that each send the next request when the

@@ -32,6 +32,11 @@ type Spec struct {
 	// (implies EPLB; E + redundant must divide by EP).
 	EPLB             bool
 	RedundantExperts int
+	// TwoBatchOverlap: the step runs as two micro-batches whose all-to-all
+	// overlaps the other's compute (SGLang --enable-two-batch-overlap,
+	// DeepSeek's dual micro-batch overlap): the all-to-all and the rest of
+	// the step take the longer of the two instead of their sum.
+	TwoBatchOverlap bool
 	// ParallelEfficiency overrides the engine's parallel constants
 	// (ParallelEfficiencies); nil = the engine's.
 	ParallelEfficiency *ParallelEfficiency
@@ -205,7 +210,7 @@ func New(spec Spec) (*Model, error) {
 		out.arBytesTok = 2 * (tp - 1) / tp * H * 2
 		out.icBms = out.icBytesS * eff.Interconnect / 1000
 	}
-	if !spec.Parallel.Plain() || spec.RedundantExperts > 0 || spec.EPLB || spec.Link != nil {
+	if !spec.Parallel.Plain() || spec.RedundantExperts > 0 || spec.EPLB || spec.Link != nil || spec.TwoBatchOverlap {
 		if err := newParallel(spec, out, wb); err != nil {
 			return nil, err
 		}

@@ -68,6 +68,7 @@ type parallel struct {
 	p2pMS       float64
 
 	eff ParallelEfficiency
+	tbo bool // two-batch overlap
 }
 
 // ParallelDesc is what the parallel terms were built from, for --explain.
@@ -85,6 +86,7 @@ type ParallelDesc struct {
 	OverDomain        bool               `json:"alltoall_over_link,omitempty"`
 	Skew              float64            `json:"imbalance_skew,omitempty"`
 	EPLB              bool               `json:"eplb,omitempty"`
+	TwoBatchOverlap   bool               `json:"two_batch_overlap,omitempty"`
 	Redundant         int                `json:"redundant_experts,omitempty"`
 	Efficiency        ParallelEfficiency `json:"parallel_efficiency"`
 }
@@ -175,7 +177,7 @@ func newParallel(spec Spec, out *Model, wb float64) error {
 		eff = *spec.ParallelEfficiency
 	}
 	q := &parallel{tp: float64(n.TP), dp: float64(n.DP), ep: float64(n.EP), pp: float64(n.PP),
-		moeGPUs: float64(n.TP * n.DP), moeTP: float64(n.MoETP()), layers: float64(m.Layers), eff: eff}
+		moeGPUs: float64(n.TP * n.DP), moeTP: float64(n.MoETP()), layers: float64(m.Layers), eff: eff, tbo: spec.TwoBatchOverlap}
 	if n.SpeculativeTokens > 0 {
 		q.spec, q.accept, q.mtpLayers = float64(n.SpeculativeTokens), n.AcceptanceLength, float64(m.MTPLayers)
 	}
@@ -190,7 +192,8 @@ func newParallel(spec Spec, out *Model, wb float64) error {
 		icBytes = 25e9 // PCIe Gen4, as the all-reduces take it (FACTS.md §3)
 	}
 	linkGPU := linkBytesPerGPU(spec.Link, dom)
-	desc := &ParallelDesc{Layout: n.String(), GPUs: p.GPUs(), NVLinkDomain: dom, Efficiency: eff, EPLB: eplb, Redundant: spec.RedundantExperts}
+	desc := &ParallelDesc{Layout: n.String(), GPUs: p.GPUs(), NVLinkDomain: dom, Efficiency: eff, EPLB: eplb, Redundant: spec.RedundantExperts,
+		TwoBatchOverlap: spec.TwoBatchOverlap}
 	if spec.Link != nil {
 		desc.Link = spec.Link.Name
 	}
@@ -213,6 +216,13 @@ func newParallel(spec Spec, out *Model, wb float64) error {
 			q.imbZ = math.Sqrt(2 * math.Log(q.ep))
 			q.imbMean = k / q.ep
 			q.imbVar = k * (1 / q.ep) * (1 - 1/q.ep) * (E - k) / math.Max(1, E-1)
+			// With dp 1 the tokens are already on every tp rank (attention
+			// is tensor-parallel): each rank runs its experts on them and
+			// the all-reduce tp has anyway sums the outputs, so expert
+			// parallelism needs no all-to-all (SGLang --ep-size without
+			// --moe-a2a-backend deepep, TRT-LLM and vLLM with attention tp).
+		}
+		if n.EP > 1 && n.DP > 1 {
 			db := 2.0 // bf16 dispatch
 			switch out.WeightDtype {
 			case "fp8", "fp4", "nvfp4", "mxfp4":
@@ -335,7 +345,15 @@ func (m *Model) parTerms(a batch) Terms {
 	if t.CUDAGraph {
 		layerFixed = m.graphLayerMS
 	}
-	stage := m.stepMS + s*(layerFixed+full.dense+full.experts+full.attention+full.kv+full.ar+full.a2a)
+	work := full.dense + full.experts + full.attention + full.kv + full.ar
+	comm := full.a2a
+	if q.tbo && comm > 0 {
+		// Two micro-batches, each one's all-to-all under the other's
+		// compute: the longer of the two (the all-to-all term keeps what
+		// the compute does not hide).
+		comm = math.Max(0, comm-work)
+	}
+	stage := m.stepMS + s*(layerFixed+work+comm)
 	lm := full.lm
 	cycle := mb * (stage + lm)
 	if q.pp > 1 {
@@ -350,7 +368,7 @@ func (m *Model) parTerms(a batch) Terms {
 	t.AttentionMS = mb * s * full.attention
 	t.KVReadMS = mb * s * full.kv
 	t.AllReduceMS = mb * s * full.ar
-	t.AllToAllMS = mb * s * full.a2a
+	t.AllToAllMS = mb * s * comm
 	t.LMHeadMS = mb * lm
 	t.PipelineMS = cycle - mb*(stage+lm)
 	t.Imbalance = full.imbalance

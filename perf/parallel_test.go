@@ -179,3 +179,28 @@ func TestCheckLayout(t *testing.T) {
 		t.Errorf("256 + 2 experts over ep 6: %v", err)
 	}
 }
+
+// Two-batch overlap: the all-to-all hides under the rest of the step; the
+// step is the longer of the two instead of their sum.
+func TestParallelTwoBatchOverlap(t *testing.T) {
+	spec := Spec{Model: dsv3(), GPU: h200ish(), Engine: "sglang", TP: 1, WeightDtype: "fp8", Efficiency: ideal(),
+		Parallel: models.Parallelism{DP: 8, EP: 8}, ParallelEfficiency: &testParEff}
+	plain := newModel(t, spec)
+	spec.TwoBatchOverlap = true
+	tbo := newModel(t, spec)
+	ctx := make([]int, 256)
+	for i := range ctx {
+		ctx[i] = 3000
+	}
+	a, b := plain.Step(nil, nil, ctx), tbo.Step(nil, nil, ctx)
+	work := a.DenseMS + a.ExpertsMS + a.AttentionMS + a.KVReadMS + a.AllReduceMS
+	if want := math.Max(0, a.AllToAllMS-work); !near(b.AllToAllMS, want, 1e-9) && !(want == 0 && b.AllToAllMS == 0) {
+		t.Errorf("all-to-all under overlap %.6f ms, want max(0, %.4f − %.4f) = %.6f", b.AllToAllMS, a.AllToAllMS, work, want)
+	}
+	if want := a.TotalMS - a.AllToAllMS + b.AllToAllMS; !near(b.TotalMS, want, 1e-9) {
+		t.Errorf("step %.6f ms, want %.6f", b.TotalMS, want)
+	}
+	if !(b.TotalMS < a.TotalMS) {
+		t.Errorf("overlap did not shorten the step: %.4f vs %.4f", b.TotalMS, a.TotalMS)
+	}
+}

@@ -39,6 +39,7 @@ type PerfScenario struct {
 	Link             *catalog.Link // the network between the worker's nodes, when it spans more than one NVLink domain
 	EPLB             bool          // experts rebalanced (lower imbalance)
 	RedundantExperts int           // EPLB's redundant experts (implies EPLB)
+	TwoBatchOverlap  bool          // the all-to-all overlaps compute (two micro-batches)
 }
 
 // PerfPlan is what the benchmark measures on one replica, and how.
@@ -103,7 +104,7 @@ type PerfStepTerms struct {
 var perfNotModelled = []string{
 	"speculative decoding with a draft model (MTP heads are modelled: --speculative-tokens)",
 	"prefix caching (the benchmark's prompts share no prefix)",
-	"overlap of the all-to-all with compute (two-batch overlap) and EPLB's rebalancing cost (docs/parallelism.md)",
+	"overlap of the all-to-all with compute beyond --two-batch-overlap, and EPLB's rebalancing cost (docs/parallelism.md)",
 	"preemption: a request reserves the KV of all its tokens when admitted",
 	"sparse attention (DeepSeek-V3.2/GLM-5 indexers): attention is counted dense",
 	"CPU-side limits: tokenization and detokenization throughput beyond the fitted per-request overhead",
@@ -189,7 +190,7 @@ func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 		WeightDtype: m.WeightDtype, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens,
 		Concurrency: sc.Concurrency, SeparatePrefill: eng.SeparatePrefill, NotModelled: perfNotModelled,
 	}
-	if !n.Plain() || sc.RedundantExperts > 0 || sc.EPLB {
+	if !n.Plain() || sc.RedundantExperts > 0 || sc.EPLB || sc.TwoBatchOverlap {
 		p.Layout, p.DP, p.EP, p.PP = n.String(), n.DP, n.EP, n.PP
 		p.SpeculativeTokens, p.AcceptanceLength = n.SpeculativeTokens, n.AcceptanceLength
 		p.GPUs = n.GPUs()
@@ -224,7 +225,7 @@ func (r *PerfRig) Steady(eff *catalog.Efficiency) (perf.Result, *perf.Model, err
 	lay.TP = p.TP
 	model, err := perf.New(perf.Spec{Model: &r.m, GPU: sc.GPU, Engine: sc.Engine, TP: p.TP, WeightDtype: r.m.WeightDtype,
 		KVDtype: p.KVDtype, EnforceEager: sc.EnforceEager, Efficiency: eff, Catalog: sc.Catalog,
-		Parallel: lay, Link: sc.Link, EPLB: sc.EPLB, RedundantExperts: sc.RedundantExperts})
+		Parallel: lay, Link: sc.Link, EPLB: sc.EPLB, RedundantExperts: sc.RedundantExperts, TwoBatchOverlap: sc.TwoBatchOverlap})
 	if err != nil {
 		return perf.Result{}, nil, err
 	}

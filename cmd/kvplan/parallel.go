@@ -19,6 +19,7 @@ const (
 	flagAccept    = "acceptance-length"
 	flagRedundant = "redundant-experts"
 	flagEPLB      = "eplb"
+	flagTBO       = "two-batch-overlap"
 )
 
 var layoutRange = intRange{1, 1024, "ranks"}
@@ -42,6 +43,7 @@ func memoryLayoutFlags() []cli.Flag {
 func layoutPerfFlags() []cli.Flag {
 	return append(expertParallelFlags(),
 		&cli.BoolFlag{Name: flagEPLB, Usage: "experts rebalanced by EPLB (SGLang --enable-eplb, TRT-LLM's MoE load balancer): lower expert-load imbalance"},
+		&cli.BoolFlag{Name: flagTBO, Usage: "two micro-batches whose all-to-all overlaps the other's compute (SGLang --enable-two-batch-overlap)"},
 		pipelineParallelFlag(1, "pipeline stages of the worker: layers / pp each, micro-batches, point-to-point sends"),
 		&cli.IntFlag{Name: flagSpecTok, Usage: "tokens the model's MTP heads propose per step (TRT-LLM num_nextn_predict_layers, SGLang --speculative-num-steps)"},
 		&cli.Float64Flag{Name: flagAccept, Usage: "with --speculative-tokens: mean tokens accepted per target step, the bonus token included (1 to N + 1)"},

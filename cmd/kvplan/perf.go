@@ -66,6 +66,11 @@ of the run. kvplan calibrate fits the efficiencies to such files.`,
 
 func runPerf(c *cli.Context) error {
 	if c.String("against") != "" {
+		for _, f := range []string{flagEP, flagPP, flagSpecTok, flagAccept, flagRedundant, flagEPLB, flagTBO, "link"} {
+			if c.IsSet(f) {
+				return fmt.Errorf("perf: --%s describes a layout kvplan perf models, not a benchmark result file: with --against the file's runs are replayed as tensor parallelism (and --data-parallel-size replicas); leave --%s out", f, f)
+			}
+		}
 		return runPerfAgainst(c)
 	}
 	for _, f := range []string{"workers", "request-rate", "num-prompts"} {
@@ -169,6 +174,9 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	}
 	if sc.Parallel, sc.RedundantExperts, sc.EPLB, sc.Link, err = layoutFromFlags(c, cat, sc.Model, sc.GPU, sc.TP, true); err != nil {
 		return nil, err
+	}
+	if sc.TwoBatchOverlap = c.Bool(flagTBO); sc.TwoBatchOverlap && (sc.Parallel.Norm().DP <= 1 || sc.Model.MoE == nil) {
+		return nil, fmt.Errorf("perf: --%s overlaps the all-to-all that attention data parallelism needs on a mixture-of-experts model (with dp 1 there is none): give --data-parallel-size (and --expert-parallel-size) too", flagTBO)
 	}
 	return sc, nil
 }
@@ -280,7 +288,7 @@ func parallelTermRows(p *planner.PerfPlan) [][]string {
 	}
 	if p.EP > 1 {
 		rows = append(rows, []string{"expert imbalance (hottest rank / mean)", fmt.Sprintf("%.3f", t.Prefill.Imbalance), fmt.Sprintf("%.3f", t.Decode.Imbalance)},
-			[]string{"  = (1 + skew) × (1 + √(2 ln ep) × σ/μ)", fmt.Sprintf("skew %.2f%s", pd.Skew, pick(pd.EPLB, " (EPLB)", "")), fmt.Sprintf("ep %d", p.EP)})
+			[]string{"  = (1 + skew) × (1 + √(2 ln ep) × σ/μ)", fmt.Sprintf("skew %.2f%s", pd.Skew, pick(pd.EPLB, " (EPLB)", "")), fmt.Sprintf("ep %d%s", p.EP, pick(pd.TwoBatchOverlap, "; two-batch overlap: the all-to-all beyond the compute", ""))})
 	}
 	if p.PP > 1 {
 		rows = append(rows, row("pipeline bubble + sends", t.Prefill.PipelineMS, t.Decode.PipelineMS),

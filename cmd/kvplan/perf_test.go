@@ -151,6 +151,7 @@ func TestPerfLayoutErrors(t *testing.T) {
 		{[]string{"--speculative-tokens", "2", "--acceptance-length", "3.5"}, "between 1 and speculative-tokens + 1 = 3"},
 		{[]string{"--link", "no-such-link", "--tp", "8"}, "no-such-link"},
 		{[]string{"--data-parallel-size", "0"}, "want 1 to 1,024"},
+		{[]string{"--two-batch-overlap", "--tp", "8", "--expert-parallel-size", "8"}, "with dp 1 there is none"},
 	} {
 		_, errOut, code := kvplan(t, append(append([]string(nil), base...), c.args...)...)
 		if code != ExitUsage || !strings.Contains(errOut, c.want) {
