@@ -111,6 +111,13 @@ func TestReadSharedManifests(t *testing.T) {
 			{"pools.prefill.data_parallel_size", nil, ""},
 			{"pools.prefill.expert_parallel_size", 8, "112:16"},
 		}},
+		// Written for these tests: KServe's spec.parallelism {tensor 1,
+		// data 8, expert true} on one 8-GPU pod.
+		{"bad/kserve-expert-parallel.yaml", "LLMInferenceService dsv3-dep8", []want{
+			{"pools.main.tp", 1, "13:13"},
+			{"pools.main.data_parallel_size", 8, "14:11"},
+			{"pools.main.expert_parallel_size", 8, "15:13"}, // expert: true is EP = tp × data
+		}},
 		{"kserve/llmisvc_pd_qwen2-7b-gpu.yaml", "LLMInferenceService qwen2-7b-instruct-pd", []want{
 			{"model.name", "Qwen/Qwen2.5-7B-Instruct", "12:10"}, // spec.model.uri without hf://
 			{"pools.decode.role", "decode", "8:1"},              // the top level: spec
