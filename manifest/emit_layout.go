@@ -46,6 +46,11 @@ func (d *deployment) layoutArgs(ep *emitPool, f entryFlags) (tpValue int, args [
 		}
 		if pl.RedundantExperts > 0 {
 			add("--enable-eplb", "--eplb-config", `{"num_redundant_experts":`+strconv.Itoa(pl.RedundantExperts)+`}`)
+		} else if pl.EPLB {
+			add("--enable-eplb")
+		}
+		if pl.TwoBatchOverlap {
+			add("--enable-dbo")
 		}
 		if pl.SpeculativeTokens > 0 {
 			c := map[string]any{"num_speculative_tokens": pl.SpeculativeTokens}
@@ -72,6 +77,12 @@ func (d *deployment) layoutArgs(ep *emitPool, f entryFlags) (tpValue int, args [
 		}
 		if pl.RedundantExperts > 0 {
 			add("--ep-num-redundant-experts", strconv.Itoa(pl.RedundantExperts))
+		}
+		if pl.EPLB || pl.RedundantExperts > 0 {
+			add("--enable-eplb")
+		}
+		if pl.TwoBatchOverlap {
+			add("--enable-two-batch-overlap")
 		}
 		if n := pl.SpeculativeTokens; n > 0 {
 			switch pl.SpeculativeModel {
@@ -102,8 +113,8 @@ func (d *deployment) layoutArgs(ep *emitPool, f entryFlags) (tpValue int, args [
 			}
 			add(flag, strconv.Itoa(l.ep))
 		}
-		if pl.RedundantExperts > 0 {
-			return 0, nil, refuse("EPLB's redundant experts")
+		if pl.RedundantExperts > 0 || pl.EPLB || pl.TwoBatchOverlap {
+			return 0, nil, refuse("EPLB or two-batch overlap")
 		}
 		if pl.SpeculativeTokens > 0 {
 			return 0, nil, refuse("speculative decoding (speculative_config lives in its engine file)")

@@ -74,6 +74,18 @@ func nonNegativeInt(s string) (int, error) {
 	return n, nil
 }
 
+func setEPLB(w *worker, v value) error {
+	w.p.EPLB = v.on
+	w.set("eplb", v.at)
+	return nil
+}
+
+func setTwoBatchOverlap(w *worker, v value) error {
+	w.p.TwoBatchOverlap = v.on
+	w.set("two_batch_overlap", v.at)
+	return nil
+}
+
 func setEnableEP(w *worker, v value) error {
 	w.enableEP = v.on
 	w.set("expert_parallel_size", v.at)

@@ -89,6 +89,8 @@ var (
 	spec3       = both(poolIs("speculative_tokens", func(p *planfile.Pool) int { return p.SpeculativeTokens }, 3),
 		both(poolIs("acceptance_length", func(p *planfile.Pool) float64 { return p.AcceptanceLength }, 1), noted("planned at an acceptance length of 1")))
 	draftD    = poolIs("speculative_model", func(p *planfile.Pool) string { return p.SpeculativeModel }, "org/d")
+	eplbOn    = poolIs("eplb", func(p *planfile.Pool) bool { return p.EPLB }, true)
+	tboOn     = poolIs("two_batch_overlap", func(p *planfile.Pool) bool { return p.TwoBatchOverlap }, true)
 	imageFile = noted("is a file inside the image, not read")
 )
 
@@ -104,6 +106,8 @@ var vllmSpellings = []spelling{
 	{"--enable-expert-parallel", "", argIs("--enable-expert-parallel", "true")}, {"-ep", "", argIs("--enable-expert-parallel", "true")},
 	{"--num-redundant-experts", "32", redundant32},
 	{"--eplb-config", `{"window_size":"1000","num_redundant_experts":"32"}`, redundant32},
+	{"--enable-eplb", "", eplbOn},
+	{"--enable-dbo", "", tboOn}, // vLLM's dual-batch overlap
 	{"--gpu-memory-utilization", "0.8", utilIs08},
 	{"--max-model-len", "4k", poolIs("max_model_len", func(p *planfile.Pool) int { return p.MaxModelLen }, 4000)},
 	{"--enforce-eager", "", eager},
@@ -149,6 +153,8 @@ var sglangSpellings = []spelling{
 	{"--enable-dp-attention", "", argIs("--enable-dp-attention", "true")},
 	{"--moe-a2a-backend", "deepep", noted("--moe-a2a-backend deepep: SGLang spreads the experts over all 1 ranks")},
 	{"--ep-num-redundant-experts", "32", redundant32},
+	{"--enable-eplb", "", eplbOn},
+	{"--enable-two-batch-overlap", "", tboOn},
 	{"--speculative-algorithm", "NEXTN", both(poolIs("speculative_tokens", func(p *planfile.Pool) int { return p.SpeculativeTokens }, 1), noted("--speculative-algorithm NEXTN without --speculative-num-steps"))},
 	{"--speculative-num-steps", "3", spec3},
 	{"--speculative-num-draft-tokens", "4", spec3}, // a chain of 3 drafted + the bonus position

@@ -433,6 +433,13 @@ func (p *Plan) validate() []*tomlpos.Error {
 		} else if pl.SpeculativeTokens > 0 {
 			c.add(f("speculative_tokens"), "%d speculative tokens need acceptance_length: the mean tokens accepted per target step, bonus token included (1 to %d)", pl.SpeculativeTokens, pl.SpeculativeTokens+1)
 		}
+		if (pl.EPLB || pl.TwoBatchOverlap) && pl.ExpertParallelSize <= 1 {
+			key := "eplb"
+			if !pl.EPLB {
+				key = "two_batch_overlap"
+			}
+			c.add(f(key), "set without expert_parallel_size: it changes how the experts' ranks balance and overlap their all-to-all; set expert_parallel_size too, or leave it out")
+		}
 		if pl.SpeculativeModel != "" && pl.SpeculativeTokens == 0 {
 			c.add(f("speculative_model"), "%s given without speculative_tokens: set speculative_tokens and acceptance_length too, or leave it out", safetext.Quote(pl.SpeculativeModel))
 		}

@@ -128,6 +128,8 @@ type Pool struct {
 	SpeculativeTokens    int     `toml:"speculative_tokens"`     // tokens an MTP head or a draft proposes per step; 0 = none
 	AcceptanceLength     float64 `toml:"acceptance_length"`      // mean tokens accepted per target step, bonus token included; with speculative_tokens
 	RedundantExperts     int     `toml:"redundant_experts"`      // EPLB's redundant copies of routed experts (vLLM num_redundant_experts, SGLang --ep-num-redundant-experts); with expert_parallel_size
+	EPLB                 bool    `toml:"eplb"`                   // experts rebalanced by load (vLLM --enable-eplb, SGLang --enable-eplb); implied by redundant_experts
+	TwoBatchOverlap      bool    `toml:"two_batch_overlap"`      // two micro-batches, one's all-to-all under the other's compute (vLLM --enable-dbo, SGLang --enable-two-batch-overlap)
 	SpeculativeModel     string  `toml:"speculative_model"`      // the draft model (vLLM speculative_config.model, SGLang --speculative-draft-model-path); "" = the model's own MTP layers
 
 	MemoryLimitBytes     int64 `toml:"-"` // MemoryLimit in bytes; 0 = no limit

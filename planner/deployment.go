@@ -42,6 +42,8 @@ type PoolPlan struct {
 	// RedundantExperts is EPLB's redundant experts
 	// (pools.<name>.redundant_experts), spread over the EP ranks.
 	RedundantExperts int
+	EPLB             bool // pools.<name>.eplb (or redundant experts)
+	TwoBatchOverlap  bool // pools.<name>.two_batch_overlap
 	KV               *KVPlan
 
 	// RequestsInFlight is the mean number of requests holding KV on the
@@ -289,6 +291,7 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 	}
 	pp.GPUsPerWorker = pp.Parallel.GPUs()
 	pp.RedundantExperts = pl.RedundantExperts
+	pp.EPLB, pp.TwoBatchOverlap = pl.EPLB || pl.RedundantExperts > 0, pl.TwoBatchOverlap
 	if err := PoolParallelism(p, pl).Check(withRedundantExperts(dep.Model, pl.RedundantExperts)); err != nil {
 		pp.LayoutError = err.Error()
 	}

@@ -49,7 +49,8 @@ func (dep *Deployment) layoutOf(pp *PoolPlan) WorkerLayout {
 	if pp.LayoutError != "" {
 		return WorkerLayout{Parallel: models.Parallelism{TP: pp.TP}}
 	}
-	return WorkerLayout{Parallel: pp.Parallel, RedundantExperts: pp.RedundantExperts, Link: NetworkFor(pp.GPU, pp.GPUsPerWorker, dep.Link)}
+	return WorkerLayout{Parallel: pp.Parallel, RedundantExperts: pp.RedundantExperts, EPLB: pp.EPLB, TwoBatchOverlap: pp.TwoBatchOverlap,
+		Link: NetworkFor(pp.GPU, pp.GPUsPerWorker, dep.Link)}
 }
 
 // withoutSpeculation is p without MTP (the memory model takes the layout's

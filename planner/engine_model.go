@@ -22,6 +22,8 @@ func engineModel(cat *catalog.Catalog, engine string, m *catalog.Model, g *catal
 type WorkerLayout struct {
 	Parallel         models.Parallelism
 	RedundantExperts int
+	EPLB             bool          // experts rebalanced by load (implied by RedundantExperts)
+	TwoBatchOverlap  bool          // the all-to-all under the other micro-batch's compute
 	Link             *catalog.Link // nil: the worker fits one NVLink domain
 }
 
@@ -37,7 +39,7 @@ func engineModelFor(cat *catalog.Catalog, engine string, m *catalog.Model, g *ca
 	}
 	par := lay.Parallel.Norm()
 	return perf.New(perf.Spec{Model: m, GPU: g, Engine: engine, TP: par.TP, Parallel: par, EnforceEager: eager, Catalog: cat,
-		Link: lay.Link, RedundantExperts: lay.RedundantExperts, EPLB: lay.RedundantExperts > 0})
+		Link: lay.Link, RedundantExperts: lay.RedundantExperts, EPLB: lay.EPLB || lay.RedundantExperts > 0, TwoBatchOverlap: lay.TwoBatchOverlap})
 }
 
 // prefillBudget is the engine's default tokens per iteration on g (vLLM's

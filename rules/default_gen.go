@@ -929,22 +929,22 @@ var program12WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61}
 var program12WhenArguments = []int{0, 1, 0, 4, 0, 2, 0, 0, 3}
 
 var program13WhenLocations = []file.Location{{From: 0, To: 4}, {From: 21, To: 22}, {From: 19, To: 20}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 27, To: 31}, {From: 26, To: 27}, {From: 51, To: 53}, {From: 51, To: 53}, {From: 55, To: 59}, {From: 78, To: 79}, {From: 76, To: 77}, {From: 80, To: 82}, {From: 80, To: 82}, {From: 83, To: 87}, {From: 104, To: 105}, {From: 102, To: 103}, {From: 0, To: 0}}
-var program13WhenConstants = []any{&runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}, 0, &runtime.Field{Index: []int{13, 12}, Path: []string{"pool", "max_model_len_fits"}}, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}, &runtime.Field{Index: []int{13, 30}, Path: []string{"pool", "weights_bytes"}}}
+var program13WhenConstants = []any{&runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}, 0, &runtime.Field{Index: []int{13, 12}, Path: []string{"pool", "max_model_len_fits"}}, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}, &runtime.Field{Index: []int{13, 32}, Path: []string{"pool", "weights_bytes"}}}
 var program13WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 19, 25, 3, 7, 1, 32, 24, 3, 7, 1, 32, 61}
 var program13WhenArguments = []int{0, 1, 0, 13, 0, 2, 0, 9, 0, 3, 1, 0, 4, 0, 4, 1, 0, 3}
 
 var program14WhenLocations = []file.Location{{From: 0, To: 4}, {From: 21, To: 22}, {From: 19, To: 20}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 27, To: 31}, {From: 26, To: 27}, {From: 0, To: 0}}
-var program14WhenConstants = []any{&runtime.Field{Index: []int{13, 30}, Path: []string{"pool", "weights_bytes"}}, 0, &runtime.Field{Index: []int{13, 29}, Path: []string{"pool", "model_fits"}}}
+var program14WhenConstants = []any{&runtime.Field{Index: []int{13, 32}, Path: []string{"pool", "weights_bytes"}}, 0, &runtime.Field{Index: []int{13, 31}, Path: []string{"pool", "model_fits"}}}
 var program14WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 19, 61}
 var program14WhenArguments = []int{0, 1, 0, 3, 0, 2, 0, 3}
 
 var program15WhenLocations = []file.Location{{From: 0, To: 4}, {From: 27, To: 28}, {From: 25, To: 26}, {From: 29, To: 31}, {From: 29, To: 31}, {From: 32, To: 36}, {From: 59, To: 63}, {From: 57, To: 58}, {From: 0, To: 0}}
-var program15WhenConstants = []any{&runtime.Field{Index: []int{13, 38}, Path: []string{"pool", "kv_tokens_in_flight"}}, 0, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}}
+var program15WhenConstants = []any{&runtime.Field{Index: []int{13, 40}, Path: []string{"pool", "kv_tokens_in_flight"}}, 0, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}}
 var program15WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61}
 var program15WhenArguments = []int{0, 1, 0, 4, 0, 0, 2, 0, 3}
 
 var program16WhenLocations = []file.Location{{From: 0, To: 4}, {From: 22, To: 23}, {From: 20, To: 21}, {From: 24, To: 26}, {From: 24, To: 26}, {From: 27, To: 31}, {From: 48, To: 49}, {From: 46, To: 47}, {From: 50, To: 52}, {From: 50, To: 52}, {From: 53, To: 57}, {From: 75, To: 79}, {From: 73, To: 74}, {From: 0, To: 0}}
-var program16WhenConstants = []any{&runtime.Field{Index: []int{13, 40}, Path: []string{"pool", "request_tokens"}}, 0, &runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}}
+var program16WhenConstants = []any{&runtime.Field{Index: []int{13, 42}, Path: []string{"pool", "request_tokens"}}, 0, &runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}}
 var program16WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
 var program16WhenArguments = []int{0, 1, 0, 9, 0, 2, 1, 0, 4, 0, 0, 2, 0, 3}
 
@@ -954,7 +954,7 @@ var program17WhenBytecode = []vm.Opcode{7, 1, 22, 19, 61}
 var program17WhenArguments = []int{0, 1, 0, 0, 3}
 
 var program18WhenLocations = []file.Location{{From: 0, To: 4}, {From: 28, To: 29}, {From: 26, To: 27}, {From: 30, To: 32}, {From: 30, To: 32}, {From: 33, To: 38}, {From: 56, To: 57}, {From: 54, To: 55}, {From: 58, To: 60}, {From: 58, To: 60}, {From: 62, To: 67}, {From: 85, To: 89}, {From: 83, To: 84}, {From: 111, To: 115}, {From: 109, To: 110}, {From: 140, To: 141}, {From: 137, To: 139}, {From: 137, To: 139}, {From: 0, To: 0}}
-var program18WhenConstants = []any{&runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "expert_parallel_size"}}, 1, &runtime.Field{Index: []int{0, 7}, Path: []string{"model", "routed_experts"}}, 0, &runtime.Field{Index: []int{13, 24}, Path: []string{"pool", "redundant_experts"}}}
+var program18WhenConstants = []any{&runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "expert_parallel_size"}}, 1, &runtime.Field{Index: []int{0, 7}, Path: []string{"model", "routed_experts"}}, 0, &runtime.Field{Index: []int{13, 26}, Path: []string{"pool", "redundant_experts"}}}
 var program18WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 35, 7, 39, 1, 21, 19, 61}
 var program18WhenArguments = []int{0, 1, 0, 14, 0, 2, 3, 0, 9, 0, 2, 4, 0, 0, 0, 3, 0, 0, 3}
 
@@ -979,22 +979,22 @@ var program22WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 
 var program22WhenArguments = []int{0, 1, 0, 9, 0, 2, 3, 0, 4, 0, 0, 2, 0, 3}
 
 var program23WhenLocations = []file.Location{{From: 0, To: 4}, {From: 26, To: 27}, {From: 24, To: 25}, {From: 28, To: 30}, {From: 28, To: 30}, {From: 31, To: 35}, {From: 57, To: 59}, {From: 54, To: 56}, {From: 60, To: 62}, {From: 60, To: 62}, {From: 63, To: 68}, {From: 83, To: 84}, {From: 80, To: 82}, {From: 85, To: 87}, {From: 85, To: 87}, {From: 88, To: 93}, {From: 102, To: 104}, {From: 99, To: 101}, {From: 99, To: 101}, {From: 0, To: 0}}
-var program23WhenConstants = []any{&runtime.Field{Index: []int{13, 22}, Path: []string{"pool", "speculative_tokens"}}, 0, &runtime.Field{Index: []int{13, 25}, Path: []string{"pool", "speculative_model"}}, "", &runtime.Field{Index: []int{0, 8}, Path: []string{"model", "mtp_layers"}}, &runtime.Field{Index: []int{0, 0}, Path: []string{"model", "name"}}}
+var program23WhenConstants = []any{&runtime.Field{Index: []int{13, 22}, Path: []string{"pool", "speculative_tokens"}}, 0, &runtime.Field{Index: []int{13, 27}, Path: []string{"pool", "speculative_model"}}, "", &runtime.Field{Index: []int{0, 8}, Path: []string{"model", "mtp_layers"}}, &runtime.Field{Index: []int{0, 0}, Path: []string{"model", "name"}}}
 var program23WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 22, 25, 3, 7, 1, 21, 25, 3, 7, 1, 22, 19, 61}
 var program23WhenArguments = []int{0, 1, 0, 15, 0, 2, 3, 0, 10, 0, 4, 1, 0, 5, 0, 5, 3, 0, 0, 3}
 
 var program24WhenLocations = []file.Location{{From: 0, To: 4}, {From: 26, To: 27}, {From: 24, To: 25}, {From: 28, To: 30}, {From: 28, To: 30}, {From: 31, To: 35}, {From: 54, To: 58}, {From: 52, To: 53}, {From: 78, To: 80}, {From: 78, To: 80}, {From: 81, To: 85}, {From: 95, To: 103}, {From: 92, To: 94}, {From: 0, To: 0}}
-var program24WhenConstants = []any{&runtime.Field{Index: []int{13, 28}, Path: []string{"pool", "nvlink_domain_gpus"}}, 0, &runtime.Field{Index: []int{13, 26}, Path: []string{"pool", "gpus_per_worker"}}, &runtime.Field{Index: []int{3, 4}, Path: []string{"link", "scope"}}, "nvlink"}
+var program24WhenConstants = []any{&runtime.Field{Index: []int{13, 30}, Path: []string{"pool", "nvlink_domain_gpus"}}, 0, &runtime.Field{Index: []int{13, 28}, Path: []string{"pool", "gpus_per_worker"}}, &runtime.Field{Index: []int{3, 4}, Path: []string{"link", "scope"}}, "nvlink"}
 var program24WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 25, 3, 7, 1, 22, 61}
 var program24WhenArguments = []int{0, 1, 0, 9, 0, 2, 0, 0, 4, 0, 3, 4, 0, 3}
 
 var program25WhenLocations = []file.Location{{From: 0, To: 4}, {From: 26, To: 27}, {From: 24, To: 25}, {From: 28, To: 30}, {From: 28, To: 30}, {From: 31, To: 35}, {From: 54, To: 58}, {From: 52, To: 53}, {From: 78, To: 80}, {From: 78, To: 80}, {From: 81, To: 85}, {From: 112, To: 113}, {From: 109, To: 111}, {From: 0, To: 0}}
-var program25WhenConstants = []any{&runtime.Field{Index: []int{13, 28}, Path: []string{"pool", "nvlink_domain_gpus"}}, 0, &runtime.Field{Index: []int{13, 26}, Path: []string{"pool", "gpus_per_worker"}}, &runtime.Field{Index: []int{3, 1}, Path: []string{"link", "throughput_bytes_per_s"}}}
+var program25WhenConstants = []any{&runtime.Field{Index: []int{13, 30}, Path: []string{"pool", "nvlink_domain_gpus"}}, 0, &runtime.Field{Index: []int{13, 28}, Path: []string{"pool", "gpus_per_worker"}}, &runtime.Field{Index: []int{3, 1}, Path: []string{"link", "throughput_bytes_per_s"}}}
 var program25WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 25, 3, 7, 1, 20, 61}
 var program25WhenArguments = []int{0, 1, 0, 9, 0, 2, 0, 0, 4, 0, 3, 1, 0, 3}
 
 var program26WhenLocations = []file.Location{{From: 0, To: 4}, {From: 20, To: 21}, {From: 18, To: 19}, {From: 22, To: 24}, {From: 22, To: 24}, {From: 26, To: 30}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 51, To: 55}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 76, To: 80}, {From: 113, To: 114}, {From: 111, To: 112}, {From: 115, To: 117}, {From: 115, To: 117}, {From: 118, To: 122}, {From: 153, To: 157}, {From: 151, To: 152}, {From: 0, To: 0}}
-var program26WhenConstants = []any{&runtime.Field{Index: []int{13, 42}, Path: []string{"pool", "request_rate"}}, 0, &runtime.Field{Index: []int{13, 48}, Path: []string{"pool", "capacity_computed"}}, &runtime.Field{Index: []int{13, 52}, Path: []string{"pool", "capacity_exceeded"}}, &runtime.Field{Index: []int{13, 46}, Path: []string{"pool", "prefill_capacity_tokens_per_s"}}, &runtime.Field{Index: []int{13, 45}, Path: []string{"pool", "prefill_demand_tokens_per_s"}}}
+var program26WhenConstants = []any{&runtime.Field{Index: []int{13, 44}, Path: []string{"pool", "request_rate"}}, 0, &runtime.Field{Index: []int{13, 50}, Path: []string{"pool", "capacity_computed"}}, &runtime.Field{Index: []int{13, 54}, Path: []string{"pool", "capacity_exceeded"}}, &runtime.Field{Index: []int{13, 48}, Path: []string{"pool", "prefill_capacity_tokens_per_s"}}, &runtime.Field{Index: []int{13, 47}, Path: []string{"pool", "prefill_demand_tokens_per_s"}}}
 var program26WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 25, 3, 7, 23, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
 var program26WhenArguments = []int{0, 1, 0, 15, 0, 2, 3, 0, 3, 9, 0, 4, 1, 0, 4, 0, 5, 4, 0, 3}
 

@@ -198,6 +198,8 @@ type PoolEnv struct {
 	PipelineParallelSize int     `expr:"pipeline_parallel_size" unit:"ranks" desc:"pipeline stages of one worker; 1 = none"`
 	SpeculativeTokens    int     `expr:"speculative_tokens" unit:"tokens" desc:"tokens an MTP head or a draft model proposes per step; 0 = no speculative decoding"`
 	AcceptanceLength     float64 `expr:"acceptance_length" unit:"tokens" desc:"mean tokens accepted per target step, bonus token included"`
+	EPLB                 bool    `expr:"eplb" unit:"" desc:"experts rebalanced by load (pools.<name>.eplb, or redundant experts)"`
+	TwoBatchOverlap      bool    `expr:"two_batch_overlap" unit:"" desc:"two micro-batches, one's all-to-all under the other's compute (pools.<name>.two_batch_overlap)"`
 	RedundantExperts     int     `expr:"redundant_experts" unit:"experts" desc:"EPLB's redundant copies of routed experts placed on the expert-parallel ranks (pools.<name>.redundant_experts); 0 = none"`
 	SpeculativeModel     string  `expr:"speculative_model" unit:"" desc:"the draft model; \"\" = the model's own MTP layers"`
 	GPUsPerWorker        int     `expr:"gpus_per_worker" unit:"GPUs" desc:"GPUs of one worker: tp × data_parallel_size × pipeline_parallel_size"`

@@ -170,7 +170,7 @@ func (q *Query) planShape(dep *planner.Deployment, set []*planner.PoolPlan) (*sh
 			par = models.Parallelism{TP: pp.TP}
 		}
 		timer, note, err := q.Timers(EngineSpec{Model: m, GPU: pp.GPU, Engine: dep.Engine.Name, TP: pp.TP, Parallel: par, Link: network,
-			RedundantExperts: pp.RedundantExperts, WeightDtype: m.WeightDtype, KVDtype: kvd})
+			RedundantExperts: pp.RedundantExperts, EPLB: pp.EPLB, TwoBatchOverlap: pp.TwoBatchOverlap, WeightDtype: m.WeightDtype, KVDtype: kvd})
 		if err != nil {
 			return nil, fmt.Errorf("pool %s: no capacity at the SLO: %w", pp.Name, err)
 		}

@@ -131,6 +131,8 @@ type EngineSpec struct {
 	// EPLB's copies of hot experts.
 	Link             *catalog.Link
 	RedundantExperts int
+	EPLB             bool // experts rebalanced by load (implied by RedundantExperts)
+	TwoBatchOverlap  bool
 	WeightDtype      string
 	KVDtype          string
 }
