@@ -59,6 +59,9 @@ type Model struct {
 	WeightDtype string
 	KV          *models.KV
 
+	par     *parallel // the layout beyond tp (parallel.go); nil: tensor parallelism alone
+	parDesc *ParallelDesc
+
 	peakTFLOPS float64 // dense peak of the weight dtype's tensor path
 	peakDtype  string  // the dtype whose peak is used
 	bf16TFLOPS float64
@@ -96,9 +99,6 @@ type Model struct {
 	arLatMS    float64
 	arBytesTok float64 // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
 	icBms      float64 // interconnect bytes per ms reached
-
-	par     *parallel // nil: tensor parallelism alone
-	parDesc *ParallelDesc
 }
 
 // attnGroup is the attention arithmetic of one layer group, per rank.

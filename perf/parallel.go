@@ -15,7 +15,8 @@ import (
 // Step and StepMS are given the whole worker's batch: every prefill chunk
 // and decoding sequence of every data-parallel rank. The model splits it:
 //
-//   - pipeline: the batch runs as m = min(PP, sequences) micro-batches; each
+//   - pipeline: the batch runs as m = min(PP, sequences) micro-batches (the
+//     slowest holding ⌈n / m⌉ of the chunks and of the decodes); each
 //     stage holds layers / PP; the iteration takes
 //     max(m × (stage + lm head), PP × stage + lm head + (PP − 1) × p2p), the
 //     slower of a full pipeline and one micro-batch's trip through it;
@@ -324,18 +325,21 @@ func (m *Model) parTerms(a batch) Terms {
 	if q.pp > 1 {
 		mb = math.Min(q.pp, math.Max(1, math.Round(a.seqs)))
 	}
-	// One micro-batch, the slowest data-parallel rank.
-	fp, fd := share(chunks/mb, q.dp), share(a.decodes/mb, q.dp)
-	pr, dr := a.prefill/mb*fp, a.decodes/mb*fd
-	cr := chunks / mb * fp
+	// The slowest micro-batch (⌈n / m⌉ of the chunks and of the decodes),
+	// and in it the slowest data-parallel rank (⌈n / D⌉ of each).
+	mp, md := share(chunks, mb), share(a.decodes, mb)
+	fp, fd := share(chunks*mp, q.dp), share(a.decodes*md, q.dp)
+	fp, fd = fp*mp, fd*md // shares of the whole batch
+	pr, dr := a.prefill*fp, a.decodes*fd
+	cr := chunks * fp
 	kvShare := fd
 	if chunks+a.decodes > 0 {
 		kvShare = (fd*a.decodes + fp*chunks) / (chunks + a.decodes)
 	}
 	rank := rankBatch{
 		tokens: pr + dr*n1, seqs: cr + dr, lmSeqs: cr + dr*n1,
-		prefillFLOP: a.prefillFLOP / mb * fp, decodeFLOP: a.decodeFLOP / mb * fd * n1,
-		kvBytes: a.kvBytes / mb * kvShare, worker: (a.prefill + a.decodes*n1) / mb,
+		prefillFLOP: a.prefillFLOP * fp, decodeFLOP: a.decodeFLOP * fd * n1,
+		kvBytes: a.kvBytes * kvShare, worker: a.prefill*mp + a.decodes*md*n1,
 	}
 	decodeOnly := a.prefill == 0
 	t.CUDAGraph = !m.eager && rank.tokens <= m.graphMax && (decodeOnly || m.graphPrefill)
@@ -379,8 +383,8 @@ func (m *Model) parTerms(a batch) Terms {
 	if q.spec > 0 && a.decodes > 0 {
 		// The MTP layers propose N tokens for every decoding sequence: N
 		// steps of one token through them and the lm head.
-		d := m.rankTerms(rankBatch{tokens: dr, seqs: dr, lmSeqs: dr, decodeFLOP: a.decodeFLOP / mb * fd,
-			kvBytes: a.kvBytes / mb * fd, worker: a.decodes / mb}, true)
+		d := m.rankTerms(rankBatch{tokens: dr, seqs: dr, lmSeqs: dr, decodeFLOP: a.decodeFLOP * fd,
+			kvBytes: a.kvBytes * fd, worker: a.decodes * md}, true)
 		perLayer := (d.dense + d.experts + d.kv + d.ar + d.a2a) / q.layers
 		t.DraftMS = mb * q.spec * (q.mtpLayers*(perLayer+m.graphLayerMS/q.layers) + d.lm)
 	}

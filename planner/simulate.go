@@ -43,6 +43,13 @@ type SimulationScenario struct {
 	// iterations carry every rank's batch (perf's Step contract): its KV
 	// blocks, token budget and sequences are the ranks' added up.
 	Layout WorkerLayout
+
+	// SpeculativeTokens, AcceptanceLength: the model's MTP heads propose
+	// N tokens per step, L accepted per target step (the engine model's
+	// MTP terms, docs/parallelism.md); 0 = none. Layout's, when it sets
+	// them, are the same.
+	SpeculativeTokens int
+	AcceptanceLength  float64
 }
 
 // SimulationPlan is what the timed simulator needs, in plain numbers, with
@@ -110,6 +117,9 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 	}
 	lay := sc.Layout
 	lay.Parallel.TP = max(1, sc.KV.TP)
+	if lay.Parallel.SpeculativeTokens == 0 {
+		lay.Parallel.SpeculativeTokens, lay.Parallel.AcceptanceLength = sc.SpeculativeTokens, sc.AcceptanceLength
+	}
 	lay.Parallel = lay.Parallel.Norm()
 	mp, err := PlanMemory(MemoryScenario{Model: &m, KV: sc.KV, GPU: sc.GPU, Engine: sc.Engine, EngineVersion: sc.EngineVersion,
 		VersionDefaulted: sc.VersionDefaulted, GPUUtil: sc.GPUUtil, EnforceEager: sc.EnforceEager, MaxModelLen: sc.MaxModelLen,

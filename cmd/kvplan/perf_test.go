@@ -167,3 +167,36 @@ func TestPerfLayoutErrors(t *testing.T) {
 		t.Errorf("EP on a dense model: exit %d, %q", code, errOut)
 	}
 }
+
+// MTP in the timed simulator: the same load with one MTP token accepted at
+// 1.8 per step decodes faster, by less than 1.8 (the draft and the
+// verification of two tokens cost); a model without MTP heads exits 2.
+func TestSimulateMTP(t *testing.T) {
+	base := []string{"simulate", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--synthetic", "8x1000x2", "--concurrency", "4",
+		"--output-tokens", "128", "--workers", "1", "--policy", "round-robin", "-o", "json"}
+	tpot := func(args ...string) float64 {
+		out, errOut, code := kvplan(t, append(append([]string(nil), base...), args...)...)
+		if code != ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var d struct {
+			Policies []struct {
+				TPOT struct {
+					Mean float64 `json:"mean"`
+				} `json:"tpot_ms"`
+			} `json:"policies"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Policies) == 0 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return d.Policies[0].TPOT.Mean
+	}
+	plain, mtp := tpot(), tpot("--speculative-tokens", "1", "--acceptance-length", "1.8")
+	if r := plain / mtp; !(r > 1.1 && r < 1.8) {
+		t.Errorf("TPOT %.3f ms without MTP, %.3f with: speed-up %.2f, want within (1.1, 1.8)", plain, mtp, r)
+	}
+	_, errOut, code := kvplan(t, "simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--synthetic", "8x1000x2", "--speculative-tokens", "1", "--acceptance-length", "1.5")
+	if code != ExitUsage || !strings.Contains(errOut, "needs the model's MTP heads") {
+		t.Errorf("MTP without heads: exit %d, %q", code, errOut)
+	}
+}

@@ -16,9 +16,8 @@ func simLayoutFlags() []cli.Flag {
 		&cli.BoolFlag{Name: flagEPLB, Usage: "timed: experts rebalanced by EPLB (lower expert-load imbalance)"},
 		&cli.BoolFlag{Name: flagTBO, Usage: "timed: two micro-batches whose all-to-all overlaps the other's compute"},
 		pipelineParallelFlag(1, "timed: pipeline stages of each worker"),
-		&cli.IntFlag{Name: flagSpecTok, Usage: "timed: tokens the model's MTP heads or a draft propose per step"},
-		&cli.Float64Flag{Name: flagAccept, Usage: "timed, with --speculative-tokens: mean tokens accepted per target step, the bonus token included (1 to N + 1)"},
-	)
+	) // --speculative-tokens and --acceptance-length are timedFlags'
+
 }
 
 // simLayout reads the layout flags of a timed simulation, checked as kvplan

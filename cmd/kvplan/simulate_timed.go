@@ -6,6 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/sim"
 )
@@ -17,6 +19,8 @@ func timedFlags() []cli.Flag {
 		&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "timed: serving engine whose memory accounting, defaults and fitted step times apply"},
 		&cli.StringFlag{Name: "engine-version", Usage: "timed: the engine version whose memory profile applies (default: the catalog's newest)"},
 		&cli.StringFlag{Name: "weight-dtype", Usage: "timed: matmul weights' dtype, e.g. fp8 (default: the model's)"},
+		&cli.IntFlag{Name: flagSpecTok, Usage: "timed: tokens the model's MTP heads propose per step (with --acceptance-length)"},
+		&cli.Float64Flag{Name: flagAccept, Usage: "timed: mean tokens accepted per target step, the bonus token included (1 to N + 1)"},
 		maxNumBatchedTokensFlag("timed: tokens per engine iteration, vLLM's --max-num-batched-tokens (default: the engine's for the GPU)"),
 		maxNumSeqsFlag("timed: running sequences per worker, vLLM's --max-num-seqs (default: the engine's for the GPU)"),
 		&cli.IntFlag{Name: "prefill-workers", Usage: "timed, disaggregated: prefill workers (they hold the prefix caches the router sees); with --decode-workers and --link, instead of --workers"},
@@ -63,7 +67,7 @@ type timedRun struct {
 func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	disagg := c.IsSet("prefill-workers") || c.IsSet("decode-workers") || c.IsSet("link")
 	if c.String("model") == "" && c.String("gpu") == "" {
-		for _, f := range []string{"prefill-workers", "decode-workers", "link", flagMaxNumBatchedTokens, flagMaxNumSeqs, "weight-dtype", "engine", "engine-version"} {
+		for _, f := range []string{"prefill-workers", "decode-workers", "link", flagMaxNumBatchedTokens, flagMaxNumSeqs, "weight-dtype", "engine", "engine-version", flagSpecTok, flagAccept} {
 			if c.IsSet(f) {
 				return nil, fmt.Errorf("--%s is a setting of the timed simulation: give --model and --gpu too (without them simulate replays the caches only)", f)
 			}
@@ -112,6 +116,19 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	}
 	if sc.KV, err = kvFlags(c, sc.Model); err != nil {
 		return nil, err
+	}
+	if c.IsSet(flagSpecTok) || c.IsSet(flagAccept) {
+		if sc.SpeculativeTokens, err = intIn(c, flagSpecTok, intRange{1, 16, "tokens"}); err != nil {
+			return nil, err
+		}
+		if !c.IsSet(flagAccept) {
+			return nil, fmt.Errorf("simulate: --%s needs --%s (mean tokens accepted per step, 1 to %d)", flagSpecTok, flagAccept, sc.SpeculativeTokens+1)
+		}
+		sc.AcceptanceLength = c.Float64(flagAccept)
+		lay := models.Parallelism{TP: max(1, sc.KV.TP), SpeculativeTokens: sc.SpeculativeTokens, AcceptanceLength: sc.AcceptanceLength}
+		if err := perf.CheckLayout(sc.Model, sc.GPU, lay, 0, nil); err != nil {
+			return nil, fmt.Errorf("simulate: %w", err)
+		}
 	}
 	run := &timedRun{}
 	var prefill, decode int
