@@ -36,21 +36,41 @@ func (r *reader) assemble() error {
 				w.note(w.at, "%s: its name says prefill or decode, but no argument makes it one: read as an aggregated worker", w.name)
 			}
 		}
+		gpus, per := w.layout()
+		w.speculative()
+		if l := layoutText(w.p.TP, w.p.DataParallelSize, w.p.ExpertParallelSize, w.p.PipelineParallelSize); strings.Contains(l, " ") {
+			across := ""
+			if pods := max(1, w.podsPerWorker); pods > 1 {
+				across = fmt.Sprintf(" over %d pods (multinode)", pods)
+			}
+			w.note(w.at, "%s: one worker is %s: %d GPUs%s", w.name, l, gpus, across)
+		}
 		pool := w.p
 		pool.Name = w.name
 		pool.Workers = w.workers()
-		pool.TP = w.tp
+		if w.tp == 0 {
+			pool.TP = 0 // no tensor-parallel flag: model.tp's default
+		}
 		p.Pools[w.name] = &pool
 		pre := "pools." + w.name
 		p.SetPos(pre, w.at)
 		for k, at := range w.place {
-			if k == "pp" || k == "dp" {
-				continue
+			switch k {
+			case "pp":
+				k = "pipeline_parallel_size"
+			case "dp":
+				if per > 1 {
+					continue // replicas: the workers count
+				}
+				k = "data_parallel_size"
 			}
 			p.SetPos(pre+"."+k, at)
 		}
-		if w.dp > 1 {
-			w.note(w.place["dp"], "%s: data parallel %d: planned as %d workers of %d GPU(s) each", w.name, w.dp, pool.Workers, max(1, w.tp))
+		if w.dpAttention && pool.DataParallelSize > 1 && w.tp > 0 {
+			p.SetPos(pre+".data_parallel_size", w.dpAttentionAt)
+		}
+		if per > 1 {
+			w.note(w.place["dp"], "%s: data parallel %d without DP attention: planned as %d workers of %d GPU(s) each", w.name, w.dp, pool.Workers, max(1, w.tp))
 		}
 		r.m.Findings = append(r.m.Findings, w.findings...)
 		r.m.Notes = append(r.m.Notes, w.notes...)

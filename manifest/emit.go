@@ -95,6 +95,9 @@ func Emit(format string, p *planfile.Plan, o EmitOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.spanNodes(format); err != nil {
+		return nil, err
+	}
 	switch format {
 	case EmitDynamo:
 		return d.dynamo()
@@ -139,10 +142,12 @@ type deployment struct {
 
 // emitPool is one pool to write.
 type emitPool struct {
-	name string // the plan's pool name
-	pl   *planfile.Pool
-	tp   int
-	gpus int // GPUs of one worker
+	name   string // the plan's pool name
+	pl     *planfile.Pool
+	tp     int
+	gpus   int // GPUs of one worker: tp × dp × pp
+	layout poolLayout
+	nodes  int // pods one worker spans (Dynamo multinode.nodeCount); 1 = one node
 }
 
 func newDeployment(p *planfile.Plan, o EmitOptions) (*deployment, error) {
@@ -171,7 +176,8 @@ func newDeployment(p *planfile.Plan, o EmitOptions) (*deployment, error) {
 				return nil, emitErrorf("pool %s shares its GPUs with %s: kvplan writes one worker per GPU set, not co-located pools", pl.Name, pl.SharesGPUWith)
 			}
 			tp := p.PoolTP(pl)
-			d.pools = append(d.pools, &emitPool{name: pl.Name, pl: pl, tp: tp, gpus: tp})
+			l := layoutOf(p, pl)
+			d.pools = append(d.pools, &emitPool{name: pl.Name, pl: pl, tp: tp, gpus: l.gpus(), layout: l, nodes: 1})
 		}
 	}
 	if len(d.pools) != len(p.Pools) {
@@ -227,7 +233,7 @@ func (d *deployment) header(format string) []string {
 		out = append(out, "")
 	}
 	for _, ep := range d.pools {
-		out = append(out, fmt.Sprintf("%s: %s, %d worker(s) of tp %d on %s (%d GPU(s))", ep.name, ep.pl.Role, max(1, ep.pl.Workers), ep.tp, ep.pl.GPU, max(1, ep.pl.Workers)*ep.gpus))
+		out = append(out, fmt.Sprintf("%s: %s, %d worker(s) of %s on %s (%d GPU(s))", ep.name, ep.pl.Role, max(1, ep.pl.Workers), ep.layoutText(), ep.pl.GPU, max(1, ep.pl.Workers)*ep.gpus))
 	}
 	script := format == EmitVLLM || format == EmitSGLang || format == EmitTRTLLM
 	if d.hasMemoryLimits() && !script {

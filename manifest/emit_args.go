@@ -110,9 +110,14 @@ func (d *deployment) engineArgs(ep *emitPool, f entryFlags, port int) ([]string,
 	if port > 0 && f.port != "" {
 		a = append(a, f.port, strconv.Itoa(port))
 	}
-	if err := add("tensor parallelism", f.tp, strconv.Itoa(ep.tp)); err != nil {
+	tpValue, layout, err := d.layoutArgs(ep, f)
+	if err != nil {
 		return nil, err
 	}
+	if err := add("tensor parallelism", f.tp, strconv.Itoa(tpValue)); err != nil {
+		return nil, err
+	}
+	a = append(a, layout...)
 	for _, s := range []struct {
 		what, flag string
 		v          int

@@ -76,7 +76,8 @@ func (d *deployment) dynamo() ([]byte, error) {
 			"componentType", "worker",
 			"subComponentType", sub,
 			"replicas", max(1, ep.pl.Workers),
-			"resources", ymap("limits", ymap("gpu", strconv.Itoa(ep.gpus), "memory", ep.pl.MemoryLimit)),
+			"multinode", ep.multinode(),
+			"resources", ymap("limits", ymap("gpu", strconv.Itoa(ep.gpus/ep.nodes), "memory", ep.pl.MemoryLimit)),
 			"envs", d.transportEnv(),
 			"extraPodSpec", ymap("nodeSelector", d.nodeSelector(ep), "mainContainer", ymap(
 				"image", image,

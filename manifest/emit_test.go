@@ -29,6 +29,11 @@ var emitPlans = []struct {
 	{"disagg-sglang.toml", []string{EmitDynamo, EmitSGLang}},
 	{"agg-trtllm.toml", []string{EmitDynamo, EmitTRTLLM}},
 	{"disagg-trtllm.toml", []string{EmitDynamo, EmitTRTLLM}},
+	// DeepSeek-style wide expert parallelism: workers of tp 1 × dp 16 with
+	// the experts over all 16 ranks, two 8-GPU nodes each (Dynamo
+	// multinode), EPLB's redundant experts and MTP.
+	{"disagg-dep16-vllm.toml", []string{EmitDynamo}},
+	{"disagg-dep16-sglang.toml", []string{EmitDynamo}},
 }
 
 func loadEmitPlan(t *testing.T, name string) *planfile.Plan {
@@ -100,12 +105,14 @@ func TestEmitGolden(t *testing.T) {
 // poolWant is what a pool of the plan file says, read from its TOML (the
 // independent side of the round trip).
 type poolWant struct {
-	role                       string
-	workers, tp                int
-	maxLen, batched, seqs      int
-	util                       float64
-	memory, buffer             string
-	kvDtype, routerMode, model string
+	role                        string
+	workers, tp                 int
+	maxLen, batched, seqs       int
+	util                        float64
+	memory, buffer              string
+	kvDtype, routerMode, model  string
+	dp, ep, pp, redundant, spec int
+	draft                       string
 }
 
 func wantPools(p *planfile.Plan) map[string]poolWant {
@@ -116,14 +123,18 @@ func wantPools(p *planfile.Plan) map[string]poolWant {
 			buf = ""
 		}
 		out[pl.Role] = poolWant{role: pl.Role, workers: pl.Workers, tp: p.PoolTP(pl), maxLen: pl.MaxModelLen, batched: pl.MaxNumBatchedTokens,
-			seqs: pl.MaxNumSeqs, util: pl.GPUMemoryUtilization, memory: pl.MemoryLimit, buffer: buf}
+			seqs: pl.MaxNumSeqs, util: pl.GPUMemoryUtilization, memory: pl.MemoryLimit, buffer: buf,
+			dp: pl.DataParallelSize, ep: pl.ExpertParallelSize, pp: pl.PipelineParallelSize, redundant: pl.RedundantExperts,
+			spec: pl.SpeculativeTokens, draft: pl.SpeculativeModel}
 	}
 	return out
 }
 
 func gotPool(m *Manifest, pl *planfile.Pool) poolWant {
 	return poolWant{role: pl.Role, workers: pl.Workers, tp: pl.TP, maxLen: pl.MaxModelLen, batched: pl.MaxNumBatchedTokens,
-		seqs: pl.MaxNumSeqs, util: pl.GPUMemoryUtilization, memory: pl.MemoryLimit, buffer: pl.KVBufferDevice}
+		seqs: pl.MaxNumSeqs, util: pl.GPUMemoryUtilization, memory: pl.MemoryLimit, buffer: pl.KVBufferDevice,
+		dp: pl.DataParallelSize, ep: pl.ExpertParallelSize, pp: pl.PipelineParallelSize, redundant: pl.RedundantExperts,
+		spec: pl.SpeculativeTokens, draft: pl.SpeculativeModel}
 }
 
 // TestEmitRoundTrip: the reader reads every emitted manifest back into the

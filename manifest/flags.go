@@ -113,9 +113,6 @@ func setPP(w *worker, v value) error {
 	}
 	w.pp = n
 	w.set("pp", v.at)
-	if n > 1 {
-		w.note(v.at, "%s: pipeline parallelism %d is not modelled: each worker is planned as one tensor-parallel group of %d GPUs holding all layers", w.name, n, max(1, w.tp))
-	}
 	return nil
 }
 

@@ -205,7 +205,7 @@ func (r *reader) publishing(w *worker) {
 // gpuCount compares the GPUs a worker's parallelism needs with those its
 // pods get.
 func (r *reader) gpuCount(w *worker) {
-	need := max(1, w.tp) * max(1, w.pp) * max(1, w.dp)
+	need, _ := w.layoutCounts()
 	if w.gpusBad {
 		return // the GPU count is not one: a finding says so already
 	}
@@ -227,14 +227,16 @@ func (r *reader) gpuCount(w *worker) {
 	if w.pp > 1 {
 		par += fmt.Sprintf(" × pipeline %d", w.pp)
 	}
-	if w.dp > 1 {
+	if w.dp > 1 && need == max(1, w.tp)*max(1, w.pp)*w.dp {
 		par += fmt.Sprintf(" × data parallel %d", w.dp)
+	} else if w.dp > 1 {
+		par += fmt.Sprintf(" (data parallel %d inside it: DP attention)", w.dp)
 	}
 	switch {
 	case got < need:
 		w.finding(Finding{ID: IDGPUCount, Severity: Deny, At: at, Field: "pools." + w.name + ".tp",
 			Message: fmt.Sprintf("%s: %s needs %d GPUs per worker but a worker gets %s = %d; the engine fails at start", w.name, par, need, desc, got),
-			Why:     "each tensor- and pipeline-parallel rank runs on its own GPU, so an engine started with tp × pp ranks needs that many visible GPUs",
+			Why:     "each tensor-, data- and pipeline-parallel rank runs on its own GPU, so an engine started with that many ranks needs that many visible GPUs (SGLang's and TensorRT-LLM's tp size already counts the ranks of DP attention)",
 			Fix:     fmt.Sprintf("request %d GPUs per worker, or lower the parallelism to %d", need, got)})
 	case got > need && len(w.extraEngineFiles) == 0:
 		w.finding(Finding{ID: IDGPUCount, Severity: Warn, At: at, Field: "pools." + w.name + ".tp",

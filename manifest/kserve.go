@@ -61,6 +61,11 @@ func (r *reader) llmInferenceService(root *yaml.Node, name string) {
 				words = append(words, fixedWord(p.flag, r.src.pos(n)), r.scalarWord(w, n))
 			}
 		}
+		// spec.parallelism.expert (KServe's ParallelismSpec.Expert, "enables
+		// expert parallelism"): vLLM's --enable-expert-parallel.
+		if n := key(par, "expert"); n != nil && strings.EqualFold(str(n), "true") {
+			words = append(words, fixedWord("--enable-expert-parallel", r.src.pos(n)))
+		}
 		if v, ok := w.env["VLLM_ADDITIONAL_ARGS"]; ok && !v.fromRef {
 			words = append(words, r.envWords(w, "VLLM_ADDITIONAL_ARGS", envNode(main, "VLLM_ADDITIONAL_ARGS"))...)
 		}

@@ -86,6 +86,38 @@ func TestReadSharedManifests(t *testing.T) {
 			{"router.kv_events", true, "43:15"}, // --publish-events-and-metrics
 			{"router.block_size", 32, "60:13"},  // dynamo.trtllm's --kv-block-size default, at its args
 		}},
+		// Dynamo's DeepSeek-R1 recipe on two H100 nodes per worker: vLLM
+		// --tensor-parallel-size 1 --data-parallel-size 16
+		// --enable-expert-parallel is one worker of 16 GPUs, EP = tp × dp.
+		{"dynamo/vllm_dsr1_dep16_hopper.yaml", "DynamoGraphDeployment vllm-dsr1", []want{
+			{"pools.decode.role", "decode", "29:25"}, // subComponentType
+			{"pools.decode.workers", 1, "30:17"},
+			{"pools.decode.tp", 1, "77:40"},
+			{"pools.decode.data_parallel_size", 16, "78:38"},
+			{"pools.decode.expert_parallel_size", 16, "79:17"}, // --enable-expert-parallel
+			{"pools.decode.redundant_experts", 32, "85:31"},    // --eplb-config's "32"
+			{"pools.prefill.data_parallel_size", 16, "138:38"},
+			{"pools.prefill.expert_parallel_size", 16, "139:17"},
+		}},
+		// Dynamo's SGLang DeepSeek-R1 16-GPU recipe: the decode worker's --tp 8
+		// --dp 8 --enable-dp-attention is 8 attention ranks of tp 1 on the
+		// pod's 8 GPUs (not 64: SGLang's tp-size counts every GPU), --ep-size 8.
+		{"dynamo/sglang_dsr1_16gpu.yaml", "DynamoGraphDeployment sgl-dsr1-16gpu", []want{
+			{"pools.decode.workers", 1, "30:17"},
+			{"pools.decode.tp", 1, "60:16"},
+			{"pools.decode.data_parallel_size", 8, "63:15"}, // --enable-dp-attention
+			{"pools.decode.expert_parallel_size", 8, "65:16"},
+			{"pools.prefill.tp", 8, "110:16"},
+			{"pools.prefill.data_parallel_size", nil, ""},
+			{"pools.prefill.expert_parallel_size", 8, "112:16"},
+		}},
+		// Written for these tests: KServe's spec.parallelism {tensor 1,
+		// data 8, expert true} on one 8-GPU pod.
+		{"bad/kserve-expert-parallel.yaml", "LLMInferenceService dsv3-dep8", []want{
+			{"pools.main.tp", 1, "13:13"},
+			{"pools.main.data_parallel_size", 8, "14:11"},
+			{"pools.main.expert_parallel_size", 8, "15:13"}, // expert: true is EP = tp × data
+		}},
 		{"kserve/llmisvc_pd_qwen2-7b-gpu.yaml", "LLMInferenceService qwen2-7b-instruct-pd", []want{
 			{"model.name", "Qwen/Qwen2.5-7B-Instruct", "12:10"}, // spec.model.uri without hf://
 			{"pools.decode.role", "decode", "8:1"},              // the top level: spec

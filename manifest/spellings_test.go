@@ -81,8 +81,17 @@ var (
 	weightsFP8  = planIs("weight_dtype", func(pl *planfile.Plan) string { return pl.Model.WeightDtype }, "fp8")
 	weightsFP32 = planIs("weight_dtype", func(pl *planfile.Plan) string { return pl.Model.WeightDtype }, "fp32")
 	modelIsM2   = planIs("model", func(pl *planfile.Plan) string { return pl.Model.Name }, "org/m2")
-	pp2         = noted("pipeline parallelism 2 is not modelled")
-	imageFile   = noted("is a file inside the image, not read")
+	pp2         = poolIs("pipeline_parallel_size", func(p *planfile.Pool) int { return p.PipelineParallelSize }, 2)
+	ep2         = poolIs("expert_parallel_size", func(p *planfile.Pool) int { return p.ExpertParallelSize }, 2)
+	dp2         = both(poolIs("data_parallel_size", func(p *planfile.Pool) int { return p.DataParallelSize }, 2),
+		poolIs("workers", func(p *planfile.Pool) int { return p.Workers }, 1))
+	redundant32 = poolIs("redundant_experts", func(p *planfile.Pool) int { return p.RedundantExperts }, 32)
+	spec3       = both(poolIs("speculative_tokens", func(p *planfile.Pool) int { return p.SpeculativeTokens }, 3),
+		both(poolIs("acceptance_length", func(p *planfile.Pool) float64 { return p.AcceptanceLength }, 1), noted("planned at an acceptance length of 1")))
+	draftD    = poolIs("speculative_model", func(p *planfile.Pool) string { return p.SpeculativeModel }, "org/d")
+	eplbOn    = poolIs("eplb", func(p *planfile.Pool) bool { return p.EPLB }, true)
+	tboOn     = poolIs("two_batch_overlap", func(p *planfile.Pool) bool { return p.TwoBatchOverlap }, true)
+	imageFile = noted("is a file inside the image, not read")
 )
 
 // The flags of vLLM's engine arguments, behind vllm serve and dynamo.vllm.
@@ -90,7 +99,15 @@ var vllmSpellings = []spelling{
 	{"--model", "org/m2", modelIsM2},
 	{"--tensor-parallel-size", "2", tpIs2}, {"-tp", "2", tpIs2},
 	{"--pipeline-parallel-size", "2", both(pp2, argIs("--pipeline-parallel-size", "2"))}, {"-pp", "2", both(pp2, argIs("--pipeline-parallel-size", "2"))},
-	{"--data-parallel-size", "2", workersAre2}, {"-dp", "2", workersAre2},
+	// vLLM's data parallelism is one engine of tp × dp GPUs: one worker.
+	{"--data-parallel-size", "2", dp2}, {"-dp", "2", dp2},
+	// Alone (tp 1 × dp 1) it spreads the experts over 1 rank: the flag is
+	// read, the layout unchanged.
+	{"--enable-expert-parallel", "", argIs("--enable-expert-parallel", "true")}, {"-ep", "", argIs("--enable-expert-parallel", "true")},
+	{"--num-redundant-experts", "32", redundant32},
+	{"--eplb-config", `{"window_size":"1000","num_redundant_experts":"32"}`, redundant32},
+	{"--enable-eplb", "", eplbOn},
+	{"--enable-dbo", "", tboOn}, // vLLM's dual-batch overlap
 	{"--gpu-memory-utilization", "0.8", utilIs08},
 	{"--max-model-len", "4k", poolIs("max_model_len", func(p *planfile.Pool) int { return p.MaxModelLen }, 4000)},
 	{"--enforce-eager", "", eager},
@@ -108,7 +125,7 @@ var vllmSpellings = []spelling{
 	{"--kv-offloading-size", "8", poolIs("cpu_offload_cache", func(p *planfile.Pool) string { return p.CPUOffloadCache }, "8Gi")},
 	{"--config", "/etc/engine.yaml", imageFile},
 	{"--disable-hybrid-kv-cache-manager", "", noted("keeps every layer's KV for the whole context")},
-	{"--speculative-config", `{"method":"eagle"}`, noted("--speculative-config")},
+	{"--speculative-config", `{"method":"eagle","model":"org/d","num_speculative_tokens":3}`, both(spec3, draftD)},
 	{"--kv-cache-memory-bytes", "8000000000", noted("--kv-cache-memory-bytes 8000000000 is not modelled")},
 	{"--cpu-offload-gb", "4", noted("--cpu-offload-gb 4 is not modelled")},
 	{"--swap-space", "4", noted("--swap-space 4 is not modelled")},
@@ -132,6 +149,16 @@ var sglangSpellings = []spelling{
 	{"--tp-size", "2", tpIs2}, {"--tp", "2", tpIs2}, {"--tensor-parallel-size", "2", tpIs2},
 	{"--dp-size", "2", workersAre2}, {"--dp", "2", workersAre2}, {"--data-parallel-size", "2", workersAre2},
 	{"--pp-size", "2", pp2}, {"--pp", "2", pp2}, {"--pipeline-parallel-size", "2", pp2},
+	{"--ep-size", "2", ep2}, {"--ep", "2", ep2}, {"--expert-parallel-size", "2", ep2},
+	{"--enable-dp-attention", "", argIs("--enable-dp-attention", "true")},
+	{"--moe-a2a-backend", "deepep", noted("--moe-a2a-backend deepep: SGLang spreads the experts over all 1 ranks")},
+	{"--ep-num-redundant-experts", "32", redundant32},
+	{"--enable-eplb", "", eplbOn},
+	{"--enable-two-batch-overlap", "", tboOn},
+	{"--speculative-algorithm", "NEXTN", both(poolIs("speculative_tokens", func(p *planfile.Pool) int { return p.SpeculativeTokens }, 1), noted("--speculative-algorithm NEXTN without --speculative-num-steps"))},
+	{"--speculative-num-steps", "3", spec3},
+	{"--speculative-num-draft-tokens", "4", spec3}, // a chain of 3 drafted + the bonus position
+	{"--speculative-draft-model-path", "org/d", draftD},
 	{"--mem-fraction-static", "0.8", both(utilIs08, noted("SGLang's --mem-fraction-static is the fraction of GPU memory"))},
 	{"--context-length", "4096", lenIs4096},
 	{"--page-size", "32", blockIs32},
@@ -155,6 +182,8 @@ var dynamoTRTLLMSpellings = []spelling{
 	{"--model", "org/m2", modelIsM2}, {"--model-path", "org/m2", modelIsM2},
 	{"--tensor-parallel-size", "2", tpIs2},
 	{"--pipeline-parallel-size", "2", pp2},
+	{"--expert-parallel-size", "2", ep2},
+	{"--enable-attention-dp", "", argIs("--enable-attention-dp", "true")},
 	{"--kv-block-size", "32", blockIs32},
 	{"--max-batch-size", "64", seqsAre64},
 	{"--max-num-tokens", "2048", batchIs2048},
@@ -170,6 +199,7 @@ var dynamoTRTLLMSpellings = []spelling{
 var trtllmServeSpellings = []spelling{
 	{"--tp_size", "2", tpIs2}, {"--tp-size", "2", tpIs2},
 	{"--pp_size", "2", pp2}, {"--pp-size", "2", pp2},
+	{"--ep_size", "2", ep2}, {"--ep-size", "2", ep2},
 	{"--max_batch_size", "64", seqsAre64}, {"--max-batch-size", "64", seqsAre64},
 	{"--max_num_tokens", "2048", batchIs2048}, {"--max-num-tokens", "2048", batchIs2048},
 	{"--max_seq_len", "4096", lenIs4096}, {"--max-seq-len", "4096", lenIs4096},

@@ -87,6 +87,16 @@ type worker struct {
 	gpusBad          bool // a GPU count that is not one (a finding says so)
 	podsPerWorker    int  // multinode / leader-worker groups: pods one engine spans; 0 = 1
 	tp, pp, dp       int
+	ep               int  // expert-parallel ranks the engine's flag names (SGLang --ep-size, TRT-LLM --expert-parallel-size); 0 = none
+	enableEP         bool // vLLM --enable-expert-parallel: EP = tp × dp
+	dpAttention      bool // SGLang --enable-dp-attention, TRT-LLM --enable-attention-dp
+	dpAttentionAt    planfile.Pos
+	a2a              string // SGLang --moe-a2a-backend
+	a2aAt            planfile.Pos
+	specTokens       int    // speculative tokens a step
+	specModel        string // the draft model ("ngram" for prompt lookup); "" = the model's MTP layers
+	specAlgorithm    string // SGLang --speculative-algorithm
+	specAt           planfile.Pos
 	blockSize        int
 	blockAt          planfile.Pos
 	kvDtype          string
@@ -258,9 +268,18 @@ func (w *worker) setRole(role string, at planfile.Pos) {
 }
 
 // workers is the pool's worker count: replicas (pods or pod groups) times
-// data-parallel engines in each.
+// the plan's workers in each (SGLang's --dp-size without DP attention
+// starts that many replicas; every other layout is one worker).
 func (w *worker) workers() int {
-	return max(1, w.replicas) * max(1, w.dp)
+	_, per := w.layoutCounts()
+	return max(1, w.replicas) * per
+}
+
+// layoutCounts is layout's answer without writing the pool.
+func (w *worker) layoutCounts() (gpus, workers int) {
+	c := *w
+	c.notes, c.findings, c.place = nil, nil, map[string]planfile.Pos{}
+	return c.layout()
 }
 
 // fork returns a fresh worker with w's identity and what the pod level set
@@ -270,6 +289,7 @@ func (w *worker) fork() *worker {
 	c.replicas, c.podsPerWorker = w.replicas, w.podsPerWorker
 	c.p.Role, c.roleSet, c.p.GPU = w.p.Role, w.roleSet, w.p.GPU
 	c.tp, c.pp, c.dp = w.tp, w.pp, w.dp
+	c.ep, c.enableEP, c.dpAttention, c.dpAttentionAt, c.a2a, c.a2aAt = w.ep, w.enableEP, w.dpAttention, w.dpAttentionAt, w.a2a, w.a2aAt
 	for k, v := range w.place {
 		c.place[k] = v
 	}

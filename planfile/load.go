@@ -276,14 +276,15 @@ func (c *checker) nonNegative(field string, v int) {
 // checked for overflow rather than wrap. A value above is an error stating
 // the range.
 const (
-	MaxTokens      = 100_000_000 // tokens of a prompt, an output, a prefix or a context
-	MaxConcurrency = 10_000_000  // requests in flight
-	MaxRequestRate = 10_000_000  // requests per second
-	MaxWorkers     = 100_000     // workers of one pool
-	MaxTP          = 1024        // tensor-parallel ranks
-	MaxCount       = 100_000_000 // prefixes, repeats, sequences
-	MaxBlockSize   = 1 << 20     // tokens per KV block
-	MaxSLOMS       = 86_400_000  // one day, in milliseconds
+	MaxTokens            = 100_000_000 // tokens of a prompt, an output, a prefix or a context
+	MaxConcurrency       = 10_000_000  // requests in flight
+	MaxRequestRate       = 10_000_000  // requests per second
+	MaxWorkers           = 100_000     // workers of one pool
+	MaxTP                = 1024        // tensor-parallel ranks (and data, expert, pipeline ranks; GPUs of one worker)
+	MaxSpeculativeTokens = 64          // tokens proposed per speculative step
+	MaxCount             = 100_000_000 // prefixes, repeats, sequences
+	MaxBlockSize         = 1 << 20     // tokens per KV block
+	MaxSLOMS             = 86_400_000  // one day, in milliseconds
 )
 
 // atMost adds an error when v is above max (lower bounds have their own
@@ -406,6 +407,49 @@ func (p *Plan) validate() []*tomlpos.Error {
 			c.add(f("tp"), "%d is not accepted: want 1 or more tensor-parallel ranks, or leave it out for model.tp", pl.TP)
 		}
 		c.atMost(f("tp"), pl.TP, 1, MaxTP, "ranks")
+		for _, k := range []struct {
+			key string
+			v   int
+		}{{"data_parallel_size", pl.DataParallelSize}, {"expert_parallel_size", pl.ExpertParallelSize}, {"pipeline_parallel_size", pl.PipelineParallelSize}} {
+			if c.has(f(k.key)) && k.v < 1 {
+				c.add(f(k.key), "%d is not accepted: want 1 or more ranks, or leave it out for 1", k.v)
+			}
+			c.atMost(f(k.key), k.v, 1, MaxTP, "ranks")
+		}
+		c.nonNegative(f("redundant_experts"), pl.RedundantExperts)
+		c.atMost(f("redundant_experts"), pl.RedundantExperts, 0, MaxCount, "experts")
+		if pl.RedundantExperts > 0 && pl.ExpertParallelSize <= 1 {
+			c.add(f("redundant_experts"), "%d redundant experts without expert_parallel_size: EPLB places copies of experts on expert-parallel ranks; set expert_parallel_size too", pl.RedundantExperts)
+		}
+		c.nonNegative(f("speculative_tokens"), pl.SpeculativeTokens)
+		c.atMost(f("speculative_tokens"), pl.SpeculativeTokens, 0, MaxSpeculativeTokens, "tokens")
+		if c.has(f("acceptance_length")) || pl.AcceptanceLength != 0 {
+			switch {
+			case pl.SpeculativeTokens == 0:
+				c.add(f("acceptance_length"), "%g given without speculative_tokens: set speculative_tokens (the tokens proposed per step) too, or leave it out", pl.AcceptanceLength)
+			default:
+				c.finite(f("acceptance_length"), pl.AcceptanceLength, 1, float64(pl.SpeculativeTokens+1), "tokens per step")
+			}
+		} else if pl.SpeculativeTokens > 0 {
+			c.add(f("speculative_tokens"), "%d speculative tokens need acceptance_length: the mean tokens accepted per target step, bonus token included (1 to %d)", pl.SpeculativeTokens, pl.SpeculativeTokens+1)
+		}
+		if (pl.EPLB || pl.TwoBatchOverlap) && pl.ExpertParallelSize <= 1 {
+			key := "eplb"
+			if !pl.EPLB {
+				key = "two_batch_overlap"
+			}
+			c.add(f(key), "set without expert_parallel_size: it changes how the experts' ranks balance and overlap their all-to-all; set expert_parallel_size too, or leave it out")
+		}
+		if pl.SpeculativeModel != "" && pl.SpeculativeTokens == 0 {
+			c.add(f("speculative_model"), "%s given without speculative_tokens: set speculative_tokens and acceptance_length too, or leave it out", safetext.Quote(pl.SpeculativeModel))
+		}
+		if n := p.PoolGPUsPerWorker(pl); n > MaxTP && n > p.PoolTP(pl) {
+			key := f("data_parallel_size")
+			if pl.PipelineParallelSize > 1 {
+				key = f("pipeline_parallel_size")
+			}
+			c.add(key, "tp × data_parallel_size × pipeline_parallel_size = %d GPUs per worker: want at most %d", n, MaxTP)
+		}
 		c.nonNegative(f("max_num_seqs"), pl.MaxNumSeqs)
 		c.atMost(f("max_num_seqs"), pl.MaxNumSeqs, 0, MaxCount, "sequences")
 		c.nonNegative(f("max_num_batched_tokens"), pl.MaxNumBatchedTokens)

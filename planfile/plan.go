@@ -120,6 +120,18 @@ type Pool struct {
 	MaxNumBatchedTokens  int     `toml:"max_num_batched_tokens"` // engine's --max-num-batched-tokens; 0 = the engine's default
 	CPUOffloadCache      string  `toml:"cpu_offload_cache"`      // host memory of a CPU KV offload cache (KVBM DYN_KVBM_CPU_CACHE_GB, LMCache cpuOffloadingBufferSize); size
 
+	// The worker's layout beyond tp (models.Parallelism; 0 = 1, none): a
+	// worker has tp × data_parallel_size × pipeline_parallel_size GPUs.
+	DataParallelSize     int     `toml:"data_parallel_size"`     // attention data-parallel ranks (vLLM --data-parallel-size, SGLang --dp-size with DP attention, TRT-LLM enable_attention_dp)
+	ExpertParallelSize   int     `toml:"expert_parallel_size"`   // ranks the routed experts are spread over (vLLM --enable-expert-parallel: tp × dp)
+	PipelineParallelSize int     `toml:"pipeline_parallel_size"` // pipeline stages
+	SpeculativeTokens    int     `toml:"speculative_tokens"`     // tokens an MTP head or a draft proposes per step; 0 = none
+	AcceptanceLength     float64 `toml:"acceptance_length"`      // mean tokens accepted per target step, bonus token included; with speculative_tokens
+	RedundantExperts     int     `toml:"redundant_experts"`      // EPLB's redundant copies of routed experts (vLLM num_redundant_experts, SGLang --ep-num-redundant-experts); with expert_parallel_size
+	EPLB                 bool    `toml:"eplb"`                   // experts rebalanced by load (vLLM --enable-eplb, SGLang --enable-eplb); implied by redundant_experts
+	TwoBatchOverlap      bool    `toml:"two_batch_overlap"`      // two micro-batches, one's all-to-all under the other's compute (vLLM --enable-dbo, SGLang --enable-two-batch-overlap)
+	SpeculativeModel     string  `toml:"speculative_model"`      // the draft model (vLLM speculative_config.model, SGLang --speculative-draft-model-path); "" = the model's own MTP layers
+
 	MemoryLimitBytes     int64 `toml:"-"` // MemoryLimit in bytes; 0 = no limit
 	CPUOffloadCacheBytes int64 `toml:"-"` // CPUOffloadCache in bytes; 0 = none
 }
@@ -130,6 +142,12 @@ func (p *Plan) PoolTP(pl *Pool) int {
 		return pl.TP
 	}
 	return max(1, p.Model.TP)
+}
+
+// PoolGPUsPerWorker is the GPUs of one of the pool's workers: tp × data
+// parallel × pipeline parallel ranks.
+func (p *Plan) PoolGPUsPerWorker(pl *Pool) int {
+	return p.PoolTP(pl) * max(1, pl.DataParallelSize) * max(1, pl.PipelineParallelSize)
 }
 
 // Link is the network between prefill and decode workers: a catalog name or

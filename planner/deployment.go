@@ -27,9 +27,24 @@ type PoolPlan struct {
 	Workers int
 	GPU     *catalog.GPU
 	TP      int    // tensor-parallel ranks of one worker: pools.<name>.tp, else model.tp
-	GPUs    int    // GPUs the pool occupies (workers × tp; 0 when it shares another pool's)
+	GPUs    int    // GPUs the pool occupies (workers × GPUs per worker; 0 when it shares another pool's)
 	TPError string // why the engine refuses this tp for the model (models.CheckTP); "" when it accepts it
-	KV      *KVPlan
+	// Parallel is one worker's layout (tp, data, expert and pipeline
+	// ranks, MTP), normalized: every count at least 1.
+	Parallel models.Parallelism
+	// GPUsPerWorker is Parallel.GPUs(): tp × data × pipeline ranks.
+	GPUsPerWorker int
+	// LayoutError is why the layout cannot serve the model
+	// (models.Parallelism.Check: EP not dividing the experts or tp × dp, DP
+	// or EP on a dense model, MTP without an acceptance length); "" when it
+	// can.
+	LayoutError string
+	// RedundantExperts is EPLB's redundant experts
+	// (pools.<name>.redundant_experts), spread over the EP ranks.
+	RedundantExperts int
+	EPLB             bool // pools.<name>.eplb (or redundant experts)
+	TwoBatchOverlap  bool // pools.<name>.two_batch_overlap
+	KV               *KVPlan
 
 	// RequestsInFlight is the mean number of requests holding KV on the
 	// pool's workers: the plan's concurrency when aggregated; when
@@ -157,7 +172,7 @@ func PlanDeployment(cat *catalog.Catalog, p *planfile.Plan) (*Deployment, error)
 		dep.GPUs += pp.GPUs
 	}
 	d := &dep.Derivation
-	d.Add("gpus", float64(dep.GPUs), "GPUs", "Σ pools workers × pool tp (a pool that shares another's GPU adds none)", "%s", dep.gpuTerms())
+	d.Add("gpus", float64(dep.GPUs), "GPUs", "Σ pools workers × GPUs per worker (tp × data × pipeline ranks; a pool that shares another's GPU adds none)", "%s", dep.gpuTerms())
 	priced := dep.price(cat)
 	d.Add("usd_per_hour", dep.USDPerHour, "$/h", "Σ instances × on-demand $/instance-hour (workers packed onto whole instances, as kvplan plan prices them; 0 = unknown)", "%s", priced)
 	if err := dep.planLatency(at); err != nil {
@@ -215,7 +230,7 @@ func (dep *Deployment) gpuTerms() string {
 			s.WriteString("0 (" + pp.Name + " shares a GPU)")
 			continue
 		}
-		fmt.Fprintf(&s, "%d × %d (%s)", pp.Workers, pp.TP, pp.Name)
+		fmt.Fprintf(&s, "%d × %d (%s%s)", pp.Workers, pp.GPUsPerWorker, pp.Name, layoutSuffix(pp.Parallel))
 	}
 	return s.String()
 }
@@ -264,7 +279,23 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 	if err := models.CheckTP(dep.Model, pp.TP); err != nil {
 		pp.TPError = err.Error()
 	}
-	pp.GPUs = pp.Workers * pp.TP
+	pp.Parallel = PoolParallelism(p, pl).Norm()
+	if dense := dep.Model.MoE == nil || dep.Model.MoE.Experts == 0; dense && pp.Parallel.DP > 1 && pp.Parallel.EP <= 1 {
+		// A dense model's data-parallel ranks share nothing: they are
+		// replicas behind one endpoint (vLLM --data-parallel-size), planned
+		// as that many workers (the dp-on-dense-model rule says so).
+		dep.Derivation.Add(name+".workers", float64(pp.Workers*pp.Parallel.DP), "workers",
+			"workers × data_parallel_size: a dense model's data-parallel ranks are replicas", "%d × %d", pp.Workers, pp.Parallel.DP)
+		pp.Workers *= pp.Parallel.DP
+		pp.Parallel.DP = 1
+	}
+	pp.GPUsPerWorker = pp.Parallel.GPUs()
+	pp.RedundantExperts = pl.RedundantExperts
+	pp.EPLB, pp.TwoBatchOverlap = pl.EPLB || pl.RedundantExperts > 0, pl.TwoBatchOverlap
+	if err := PoolParallelism(p, pl).Check(withRedundantExperts(dep.Model, pl.RedundantExperts)); err != nil {
+		pp.LayoutError = err.Error()
+	}
+	pp.GPUs = pp.Workers * pp.GPUsPerWorker
 	if dep.sharedBy == nil {
 		dep.sharedBy = map[string][]string{}
 		for other, o := range p.Pools {
@@ -293,6 +324,27 @@ func (dep *Deployment) planPool(cat *catalog.Catalog, name string, at func(strin
 	return pp, nil
 }
 
+// withRedundantExperts is m with EPLB's redundant experts placed beside its
+// routed ones: the experts the expert-parallel ranks hold between them.
+func withRedundantExperts(m *catalog.Model, redundant int) *catalog.Model {
+	if redundant <= 0 || m.MoE == nil {
+		return m
+	}
+	c, moe := *m, *m.MoE
+	moe.Experts += redundant
+	c.MoE = &moe
+	return &c
+}
+
+// PoolParallelism is the layout a plan gives one of its pools: its tp
+// (pools.<name>.tp, else model.tp) and its data_parallel_size,
+// expert_parallel_size, pipeline_parallel_size, speculative_tokens and
+// acceptance_length, as written (0 = unset; Norm makes them 1).
+func PoolParallelism(p *planfile.Plan, pl *planfile.Pool) models.Parallelism {
+	return models.Parallelism{TP: p.PoolTP(pl), DP: pl.DataParallelSize, EP: pl.ExpertParallelSize, PP: pl.PipelineParallelSize,
+		SpeculativeTokens: pl.SpeculativeTokens, AcceptanceLength: pl.AcceptanceLength}
+}
+
 // memoryScenario is the engine configuration of one of the pool's workers.
 func (dep *Deployment) memoryScenario(pp *PoolPlan) MemoryScenario {
 	p, pl := dep.Plan, dep.Plan.Pools[pp.Name]
@@ -301,6 +353,8 @@ func (dep *Deployment) memoryScenario(pp *PoolPlan) MemoryScenario {
 		buffer = planfile.BufferCPU
 	}
 	util := pl.GPUMemoryUtilization // 0: the engine's default for dep.EngineVersion (PlanMemory)
+	lay := dep.layoutOf(pp)
+	lay.Parallel = withoutSpeculation(lay.Parallel)
 	block := p.Router.BlockSize
 	if block == 0 {
 		block = dep.Engine.DefaultBlockSize
@@ -309,7 +363,8 @@ func (dep *Deployment) memoryScenario(pp *PoolPlan) MemoryScenario {
 		Model: dep.Model, KV: models.KVOptions{KVDtype: p.Model.KVDtype, TP: pp.TP}, GPU: pp.GPU, Engine: dep.Engine,
 		GPUUtil: util, EnforceEager: pl.EnforceEager, MaxModelLen: pl.MaxModelLen, BlockSize: block,
 		MaxNumBatchedTokens: pl.MaxNumBatchedTokens, MaxNumSeqs: pl.MaxNumSeqs,
-		LimitBytes: pl.MemoryLimitBytes, KVBuffer: buffer, Concurrency: pp.ConcurrencyPerWorker,
+		LimitBytes: pl.MemoryLimitBytes, KVBuffer: buffer, Concurrency: rankConcurrency(pp),
+		Parallel: lay.Parallel, PP: lay.Parallel.PP, RedundantExperts: lay.RedundantExperts,
 		InputTokens:   max(1, p.Workload.InputTokens),
 		EngineVersion: dep.EngineVersion, VersionDefaulted: p.Runtime.EngineVersion == "", CPUOffloadCacheBytes: pl.CPUOffloadCacheBytes,
 	}
@@ -340,7 +395,7 @@ func (dep *Deployment) planPoolMemory(pp *PoolPlan) error {
 func (dep *Deployment) decodeStepMS(pp *PoolPlan) (float64, error) {
 	w := dep.Plan.Workload
 	ctx := w.InputTokens + w.OutputTokens/2
-	em, err := engineModel(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, pp.TP, pp.Memory.EnforceEager)
+	em, err := engineModelFor(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, dep.layoutOf(pp), pp.Memory.EnforceEager)
 	if err != nil {
 		return 0, err
 	}
@@ -413,7 +468,7 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 			return nil
 		}
 		var err error
-		if dep.PrefillMS, err = EstimatePrefillMS(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, max(1, p.Workload.InputTokens), agg.TP, d); err != nil {
+		if dep.PrefillMS, err = EstimatePrefillMSFor(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, max(1, p.Workload.InputTokens), dep.layoutOf(agg), d); err != nil {
 			dep.PrefillMS = 0
 			d.Add("prefill_ms", 0, "ms", "unknown: the engine model cannot price this pool", "%v", err)
 		}
@@ -468,7 +523,7 @@ func (dep *Deployment) planRouting() {
 		if pp.Role != planfile.RoleDecode && holder == nil {
 			holder = pp
 		}
-		slots := int(pp.Memory.KVSlotsTokens)
+		slots := int(WorkerKVSlots(pp.Memory))
 		allSlots += slots * pp.Workers
 		bestWorker = max(bestWorker, slots)
 	}
@@ -476,7 +531,7 @@ func (dep *Deployment) planRouting() {
 		return
 	}
 	r.HolderPool, r.HolderWorkers = holder.Name, holder.Workers
-	r.SlotsPerWorkerTokens = int(holder.Memory.KVSlotsTokens)
+	r.SlotsPerWorkerTokens = int(WorkerKVSlots(holder.Memory))
 	r.SlotsPoolTokens = r.SlotsPerWorkerTokens * holder.Workers
 	r.CapacityTokens, r.CapacityAggTokens = r.SlotsPerWorkerTokens, bestWorker
 	if p.Router.Mode == planfile.RouterKV {
@@ -518,7 +573,7 @@ func (dep *Deployment) price(cat *catalog.Catalog) string {
 	var groups []WorkerGroup
 	for _, pp := range dep.Pools {
 		if pp.GPUs > 0 {
-			groups = append(groups, WorkerGroup{GPU: pp.GPU, TP: pp.TP, Workers: pp.Workers})
+			groups = append(groups, WorkerGroup{GPU: pp.GPU, TP: pp.GPUsPerWorker, Workers: pp.Workers, SpansNodes: pp.GPUsPerWorker > pp.TP})
 		}
 	}
 	d, err := PriceInstances(groups, PriceOptions{Instances: cat.Instances})

@@ -22,6 +22,8 @@ func (pp *PoolPlan) PoolInvalid() string {
 	switch {
 	case pp.TPError != "":
 		return pp.TPError
+	case pp.LayoutError != "":
+		return pp.LayoutError
 	case pp.Memory == nil || !pp.Memory.ModelFits:
 		return "the weights and overheads leave no room for a KV cache"
 	}
@@ -97,7 +99,7 @@ func (dep *Deployment) KeyFigures() []KeyFigure {
 			continue
 		}
 		add(pp.Name+".gpu_memory_utilization", pp.Memory.GPUUtil, "ratio")
-		add(pp.Name+".kv_slots_tokens", float64(pp.Memory.KVSlotsTokens), "tokens")
+		add(pp.Name+".kv_slots_tokens", float64(WorkerKVSlots(pp.Memory)), "tokens")
 		add(pp.Name+".kv_tokens_in_flight", float64(pp.InFlight.TokensNeeded), "tokens")
 		add(pp.Name+".host_required_bytes", float64(pp.Memory.HostRequiredBytes), "B")
 	}

@@ -98,6 +98,9 @@ func (dep *Deployment) weightsFit(pp *PoolPlan) error {
 		}
 		s := sc
 		s.KV.TP = tp
+		if s.Parallel.TP != 0 {
+			s.Parallel.TP = tp
+		}
 		ok, err := fits(s)
 		if err != nil {
 			return err
@@ -153,7 +156,7 @@ func (dep *Deployment) kvInFlight(pp *PoolPlan) {
 	if k.SharedBlocks == 0 {
 		k.PrefixesPerWorker = 0
 	}
-	n := pp.ConcurrencyPerWorker
+	n := rankConcurrency(pp)                         // one data-parallel rank's requests, against its own blocks
 	unique := max(1, k.RequestBlocks-k.SharedBlocks) // a request that is all prefix still takes a block of its own
 	need := func(n int) int { return n*unique + min(n, k.PrefixesPerWorker)*k.SharedBlocks }
 	k.TokensNeeded = need(n) * bs
@@ -241,7 +244,7 @@ func (dep *Deployment) planPrefillCapacity() {
 		c.RequestRate = rate * float64(pp.Workers) / float64(workers)
 		var scratch Derivation
 		var err error
-		c.PrefillMS, err = EstimatePrefillMS(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, uncached, pp.TP, &scratch)
+		c.PrefillMS, err = EstimatePrefillMSFor(dep.cat, dep.Engine.Name, dep.Model, pp.GPU, uncached, dep.layoutOf(pp), &scratch)
 		if err != nil || !(c.PrefillMS > 0) || math.IsInf(c.PrefillMS, 0) {
 			// No engine model for this pool (a user catalog without
 			// efficiencies for it): no floor rather than a NaN or an infinity.

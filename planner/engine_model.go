@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 
+	"github.com/kvplan/kvplan/models"
+
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/perf"
 )
@@ -11,13 +13,33 @@ import (
 // of kind g under engine (vllm when the engine model does not know it), with
 // the catalog's efficiencies for GPU × engine × the model's weight dtype.
 func engineModel(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, tp int, eager bool) (*perf.Model, error) {
+	return engineModelFor(cat, engine, m, g, WorkerLayout{Parallel: models.Parallelism{TP: max(1, tp)}}, eager)
+}
+
+// WorkerLayout is what the engine model needs of a worker's layout beyond
+// its GPU: the ranks, EPLB's redundant experts, and the network between its
+// NVLink domains when it spans more than one.
+type WorkerLayout struct {
+	Parallel         models.Parallelism
+	RedundantExperts int
+	EPLB             bool          // experts rebalanced by load (implied by RedundantExperts)
+	TwoBatchOverlap  bool          // the all-to-all under the other micro-batch's compute
+	Link             *catalog.Link // nil: the worker fits one NVLink domain
+}
+
+// engineModelFor is engineModel of a worker's whole layout (data, expert
+// and pipeline ranks, MTP): perf.New refuses what it does not model as
+// kvplan's limit.
+func engineModelFor(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, lay WorkerLayout, eager bool) (*perf.Model, error) {
 	if cat == nil {
 		return nil, fmt.Errorf("no catalog to take the engine model's efficiencies from")
 	}
 	if _, ok := perf.Schedules[engine]; !ok {
 		engine = "vllm"
 	}
-	return perf.New(perf.Spec{Model: m, GPU: g, Engine: engine, TP: max(1, tp), EnforceEager: eager, Catalog: cat})
+	par := lay.Parallel.Norm()
+	return perf.New(perf.Spec{Model: m, GPU: g, Engine: engine, TP: par.TP, Parallel: par, EnforceEager: eager, Catalog: cat,
+		Link: lay.Link, RedundantExperts: lay.RedundantExperts, EPLB: lay.EPLB || lay.RedundantExperts > 0, TwoBatchOverlap: lay.TwoBatchOverlap})
 }
 
 // prefillBudget is the engine's default tokens per iteration on g (vLLM's
@@ -42,7 +64,13 @@ func prefillBudget(cat *catalog.Catalog, engine string, g *catalog.GPU) int {
 // attention, all-reduces; kvplan perf --explain shows the terms). It adds
 // its figures to d.
 func EstimatePrefillMS(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, tokens, tp int, d *Derivation) (float64, error) {
-	em, err := engineModel(cat, engine, m, g, tp, false)
+	return EstimatePrefillMSFor(cat, engine, m, g, tokens, WorkerLayout{Parallel: models.Parallelism{TP: max(1, tp)}}, d)
+}
+
+// EstimatePrefillMSFor is EstimatePrefillMS on a worker of layout par.
+func EstimatePrefillMSFor(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, tokens int, lay WorkerLayout, d *Derivation) (float64, error) {
+	par := lay.Parallel.Norm()
+	em, err := engineModelFor(cat, engine, m, g, lay, false)
 	if err != nil {
 		return 0, err
 	}
@@ -51,8 +79,8 @@ func EstimatePrefillMS(cat *catalog.Catalog, engine string, m *catalog.Model, g 
 	first := em.Step([]int{min(tokens, budget)}, nil, nil)
 	d.Add("prefill_ms", ms, "ms",
 		"Σ over chunks of ≤ max_num_batched_tokens of the engine model's iteration: fixed + dense + experts + lm_head + attention + kv_read + allreduce",
-		"%d tokens in chunks of ≤ %d on %d × %s (%s, %s weights); first chunk %.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f",
-		tokens, budget, max(1, tp), g.Name, engine, em.WeightDtype, first.FixedMS, first.DenseMS, first.ExpertsMS, first.LMHeadMS,
+		"%d tokens in chunks of ≤ %d on %d × %s%s (%s, %s weights); first chunk %.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f",
+		tokens, budget, par.GPUs(), g.Name, layoutSuffix(par), engine, em.WeightDtype, first.FixedMS, first.DenseMS, first.ExpertsMS, first.LMHeadMS,
 		first.AttentionMS, first.KVReadMS, first.AllReduceMS)
 	note := "efficiencies " + em.Efficiency.Key() + ": " + em.Efficiency.Source
 	if em.Efficiency.Calibrated() {
@@ -119,4 +147,14 @@ func (d *Deployment) EfficiencyUses() []EfficiencyUse {
 		}
 	}
 	return out
+}
+
+// layoutSuffix is " (tp1 dp8 ep8)" for a layout beyond tensor
+// parallelism, "" for tp alone (so the derivations of plain pools read as
+// they always have).
+func layoutSuffix(par models.Parallelism) string {
+	if par.Plain() {
+		return ""
+	}
+	return " (" + par.String() + ")"
 }

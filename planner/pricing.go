@@ -12,11 +12,17 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 )
 
-// WorkerGroup is one pool to price: Workers workers of TP GPUs each.
+// WorkerGroup is one pool to price: Workers workers of TP GPUs each (TP is
+// the GPUs of one worker: tp × data × pipeline ranks of its layout). A
+// worker of data or pipeline ranks (SpansNodes) larger than the provider's
+// largest instance of its GPU takes whole instances of it (a multi-node
+// worker, its nodes joined by the network); the ranks of tensor
+// parallelism alone share one node.
 type WorkerGroup struct {
-	GPU     *catalog.GPU
-	TP      int
-	Workers int
+	GPU        *catalog.GPU
+	TP         int
+	Workers    int
+	SpansNodes bool
 }
 
 // ProviderAny asks PriceInstances for the provider that rents the whole
@@ -146,10 +152,12 @@ func priceAt(groups []WorkerGroup, o PriceOptions, kind, provider string) (Price
 	for _, name := range gpuNames(groups) {
 		var g *catalog.GPU
 		l := load{} // tp → workers
+		spans := false
 		for _, wg := range groups {
 			if wg.GPU.Name == name {
 				g = wg.GPU
 				l[max(1, wg.TP)] += wg.Workers
+				spans = spans || wg.SpansNodes
 			}
 		}
 		gpus, maxTP := l.gpus(), l.maxTP()
@@ -182,6 +190,28 @@ func priceAt(groups []WorkerGroup, o PriceOptions, kind, provider string) (Price
 		for _, t := range types {
 			if t.GPUs >= maxTP || t.PerGPU {
 				fit = append(fit, t)
+			}
+		}
+		if len(fit) == 0 {
+			// A worker of more GPUs than the largest node spans whole nodes
+			// (a multi-node worker, LeaderWorkerSet or Dynamo multinode):
+			// each node of it is priced as one worker of that node's GPUs.
+			if big := types[len(types)-1]; big.GPUs > 0 && spans {
+				spans := load{}
+				for tp, w := range l {
+					if tp > big.GPUs {
+						spans[big.GPUs] += w * ((tp + big.GPUs - 1) / big.GPUs)
+						d.IdleGPUs += w * (((tp+big.GPUs-1)/big.GPUs)*big.GPUs - tp)
+					} else {
+						spans[tp] += w
+					}
+				}
+				l = spans
+				for _, t := range types {
+					if t.GPUs >= l.maxTP() || t.PerGPU {
+						fit = append(fit, t)
+					}
+				}
 			}
 		}
 		if len(fit) == 0 {

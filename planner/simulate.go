@@ -36,9 +36,18 @@ type SimulationScenario struct {
 	// aggregated. Both sides run the same GPU, tp and engine.
 	Link *catalog.Link
 
+	// Layout is each worker's layout beyond KV.TP (data, expert and
+	// pipeline ranks, EPLB, two-batch overlap, MTP) and the network between
+	// its NVLink domains; the zero value is tensor parallelism alone. A
+	// worker of data-parallel ranks is simulated as one engine whose
+	// iterations carry every rank's batch (perf's Step contract): its KV
+	// blocks, token budget and sequences are the ranks' added up.
+	Layout WorkerLayout
+
 	// SpeculativeTokens, AcceptanceLength: the model's MTP heads propose
 	// N tokens per step, L accepted per target step (the engine model's
-	// MTP terms, docs/parallelism.md); 0 = none.
+	// MTP terms, docs/parallelism.md); 0 = none. Layout's, when it sets
+	// them, are the same.
 	SpeculativeTokens int
 	AcceptanceLength  float64
 }
@@ -51,6 +60,8 @@ type SimulationPlan struct {
 	CapacityBlocks      int `json:"capacity_blocks"`
 	MaxNumBatchedTokens int `json:"max_num_batched_tokens"`
 	MaxNumSeqs          int `json:"max_num_seqs"`
+	// Layout is the worker's layout, normalized (tp alone: plain).
+	Layout models.Parallelism `json:"-"`
 
 	// Step is the engine model that times every iteration, StepModel its
 	// name (with how its efficiencies were chosen), and SeparatePrefill the
@@ -104,9 +115,16 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 		}
 		m.WeightDtype, m.WeightsBytes = sc.WeightDtype, 0
 	}
+	lay := sc.Layout
+	lay.Parallel.TP = max(1, sc.KV.TP)
+	if lay.Parallel.SpeculativeTokens == 0 {
+		lay.Parallel.SpeculativeTokens, lay.Parallel.AcceptanceLength = sc.SpeculativeTokens, sc.AcceptanceLength
+	}
+	lay.Parallel = lay.Parallel.Norm()
 	mp, err := PlanMemory(MemoryScenario{Model: &m, KV: sc.KV, GPU: sc.GPU, Engine: sc.Engine, EngineVersion: sc.EngineVersion,
 		VersionDefaulted: sc.VersionDefaulted, GPUUtil: sc.GPUUtil, EnforceEager: sc.EnforceEager, MaxModelLen: sc.MaxModelLen,
-		BlockSize: sc.BlockSize, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, MaxNumSeqs: sc.MaxNumSeqs})
+		BlockSize: sc.BlockSize, MaxNumBatchedTokens: sc.MaxNumBatchedTokens, MaxNumSeqs: sc.MaxNumSeqs,
+		Parallel: withoutSpeculation(lay.Parallel), PP: lay.Parallel.PP, RedundantExperts: lay.RedundantExperts})
 	if err != nil {
 		return nil, err
 	}
@@ -124,11 +142,15 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 	}
 	step, err := perf.New(perf.Spec{Model: &m, GPU: sc.GPU, Engine: sc.Engine.Name, TP: mp.TP, WeightDtype: m.WeightDtype,
 		KVDtype: mp.KVDtype, EnforceEager: sc.EnforceEager, Catalog: sc.Catalog,
-		Parallel: models.Parallelism{TP: mp.TP, SpeculativeTokens: sc.SpeculativeTokens, AcceptanceLength: sc.AcceptanceLength}})
+		Parallel: lay.Parallel, Link: lay.Link, RedundantExperts: lay.RedundantExperts, EPLB: lay.EPLB || lay.RedundantExperts > 0, TwoBatchOverlap: lay.TwoBatchOverlap})
 	if err != nil {
 		return nil, err
 	}
-	p := &SimulationPlan{Memory: mp, CapacityBlocks: int(mp.KVBlocks), MaxNumBatchedTokens: mp.MaxNumBatchedTokens, MaxNumSeqs: mp.MaxNumSeqs,
+	dp := int64(lay.Parallel.DP) // each data-parallel rank holds its own KV and schedules its own budget
+	if mp.KVBlocks*dp > 1<<31-1 {
+		return nil, fmt.Errorf("%s on %s: %d KV blocks is more than the simulator addresses", mp.Model, mp.GPU, mp.KVBlocks*dp)
+	}
+	p := &SimulationPlan{Memory: mp, CapacityBlocks: int(mp.KVBlocks * dp), MaxNumBatchedTokens: mp.MaxNumBatchedTokens * int(dp), MaxNumSeqs: mp.MaxNumSeqs * int(dp), Layout: lay.Parallel,
 		Step: step, StepModel: step.Name, SeparatePrefill: sched.SeparatePrefill, FrontendMS: step.Efficiency.RequestMS,
 		FrontendMSPerToken: step.Efficiency.RequestUSTok / 1000, RampMS: step.Efficiency.RampMS}
 	if step.Fallback != "" {
@@ -138,8 +160,13 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 	p.Assumptions = append(p.Assumptions, mp.Assumptions...)
 	p.Assumptions = append(p.Assumptions, step.Notes...)
 	d := &p.Derivation
-	d.Add("capacity_blocks", float64(p.CapacityBlocks), "blocks", "kvplan memory's kv_blocks of one worker (every rank holds the same tokens)",
-		"%d slots / %d tokens a block", mp.KVSlotsTokens, mp.BlockSize)
+	if dp > 1 {
+		d.Add("capacity_blocks", float64(p.CapacityBlocks), "blocks", "kvplan memory's kv_blocks of one data-parallel rank × data_parallel_size (each rank holds its own requests' KV)",
+			"%d × %d", mp.KVBlocks, dp)
+	} else {
+		d.Add("capacity_blocks", float64(p.CapacityBlocks), "blocks", "kvplan memory's kv_blocks of one worker (every rank holds the same tokens)",
+			"%d slots / %d tokens a block", mp.KVSlotsTokens, mp.BlockSize)
+	}
 	d.Add("frontend_ms", p.FrontendMS, "ms", "the engine model's request_ms: HTTP, tokenization and routing before the request reaches its worker",
 		"%s", step.Efficiency.Key())
 	d.Note(step.Efficiency.Source)

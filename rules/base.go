@@ -45,6 +45,10 @@ func BaseEnv(p *planfile.Plan) Env {
 			EnforceEager: pl.EnforceEager, KVBufferDevice: pl.KVBufferDevice, SharesGPUWith: pl.SharesGPUWith,
 			StagesKVInHost: pl.KVBufferDevice == planfile.BufferCPU && (pl.Role == planfile.RolePrefill || pl.Role == planfile.RoleDecode),
 			HostLimitBytes: int(pl.MemoryLimitBytes), TP: p.PoolTP(pl),
+			DataParallelSize: max(1, pl.DataParallelSize), ExpertParallelSize: max(1, pl.ExpertParallelSize), PipelineParallelSize: max(1, pl.PipelineParallelSize),
+			SpeculativeTokens: pl.SpeculativeTokens, AcceptanceLength: pl.AcceptanceLength, SpeculativeModel: pl.SpeculativeModel, RedundantExperts: pl.RedundantExperts,
+			EPLB: pl.EPLB || pl.RedundantExperts > 0, TwoBatchOverlap: pl.TwoBatchOverlap,
+			GPUsPerWorker: p.PoolGPUsPerWorker(pl),
 		}
 		if o, ok := p.Pools[pl.SharesGPUWith]; ok && isPD(pl.Role, o.Role) {
 			e.Disagg.SameGPU = true

@@ -495,14 +495,14 @@ func defaultPackParsed() *Pack {
 				},
 			},
 			{
-				ID:       "pool-capacity-exceeded",
+				ID:       "ep-not-dividing-experts",
 				Severity: "deny",
 				PerPool:  true,
-				When:     "pool.request_rate > 0 && (pool.capacity_computed ? pool.capacity_exceeded : pool.prefill_capacity_tokens_per_s > 0 && pool.prefill_demand_tokens_per_s > pool.prefill_capacity_tokens_per_s)",
-				Message:  "${pool.capacity_computed ? 'pool ' + pool.name + ' cannot carry workload.request_rate = ' + string(workload.request_rate) + ' requests/s ' + (pool.capacity_slo != '' ? 'within ' + pool.capacity_slo : 'at all (the plan has no [slo], so only a steady state is asked for)') + ': as planned the deployment carries at most ' + string(round(pool.capacity_requests_per_s * 100) / 100) + ' requests/s, limited by ' + pool.capacity_limited_by + (pool.capacity_workers_needed > 0 ? '; this pool needs ' + string(pool.capacity_workers_needed) + ' workers (it has ' + string(pool.workers) + ')' : '; no number of its workers alone carries it') : 'pool ' + pool.name + ' must prefill ' + string(pool.request_rate) + ' requests/s × ' + tokens(pool.uncached_input_tokens) + ' uncached = ' + num(pool.prefill_demand_tokens_per_s) + ' tokens/s, more than the ' + num(pool.prefill_capacity_tokens_per_s) + ' tokens/s of its ' + string(pool.workers) + ' workers (the prefill of one request takes at least ' + dur(pool.prefill_ms) + ' on ' + pool.gpu + ' at tp ' + string(pool.tp) + '): requests queue without bound; it needs at least ' + string(pool.prefill_workers_needed) + ' workers'}",
-				Why:      "FACTS §7 (Where the time goes): prefill is compute-bound and decode memory-bound; (Closed loop vs open loop): with an arrival rate, requests queue as the rate nears capacity and p95 TTFT grows long before utilization reaches 1. The capacity is kvplan plan's: the engine model's step times, the decode batch by Little's law, M/G/c prefill waits, KV-bound seats and the KV transfer at the load, held to the plan's [slo] as p95 targets. Without an engine model for the pool's GPU, a floor on the prefill work (bf16 FLOP/s × MFU × tp per worker) stands in.",
-				Fix:      "${pool.capacity_computed ? (pool.capacity_workers_needed > 0 ? 'give pool ' + pool.name + ' ' + string(pool.capacity_workers_needed) + ' workers' : 'grow the pool that limits it, or use a faster GPU or more tp per worker') + ', or lower workload.request_rate; kvplan plan sizes every pool at once' : 'give pool ' + pool.name + ' at least ' + string(pool.prefill_workers_needed) + ' workers (more with headroom for p99 TTFT), or a faster GPU or more tp per worker, or lower workload.request_rate'}",
-				Fields:   []string{"workload.request_rate", "pool.workers"},
+				When:     "pool.expert_parallel_size > 1 && model.routed_experts > 0 && (model.routed_experts + pool.redundant_experts) % pool.expert_parallel_size != 0",
+				Message:  "pool ${pool.name}: expert_parallel_size ${pool.expert_parallel_size} does not divide the ${model.routed_experts} routed experts of ${model.name}${pool.redundant_experts > 0 ? ' + ' + string(pool.redundant_experts) + ' redundant = ' + string(model.routed_experts + pool.redundant_experts) : ''}: ${pool.redundant_experts + pool.expert_parallel_size - (model.routed_experts + pool.redundant_experts) % pool.expert_parallel_size} redundant experts (EPLB) would make ${model.routed_experts + pool.redundant_experts + pool.expert_parallel_size - (model.routed_experts + pool.redundant_experts) % pool.expert_parallel_size} = ${int((model.routed_experts + pool.redundant_experts + pool.expert_parallel_size - (model.routed_experts + pool.redundant_experts) % pool.expert_parallel_size) / pool.expert_parallel_size)} per rank × ${pool.expert_parallel_size}",
+				Why:      "Each expert-parallel rank holds routed experts ÷ EP of every MoE layer; SGLang and TensorRT-LLM split the experts evenly and refuse a remainder, and where a split is uneven the rank with the most experts holds the most weights and sets every MoE layer's time. Expert-parallel load balancers (EPLB: vLLM --num-redundant-experts, SGLang --ep-num-redundant-experts) add redundant copies of hot experts, which is how a count that does not divide is made even. FACTS §4 (Memory): the weights of each rank must fit its GPU.",
+				Fix:      "set pools.${pool.name}.expert_parallel_size to a divisor of ${model.routed_experts}, or run ${pool.redundant_experts + pool.expert_parallel_size - (model.routed_experts + pool.redundant_experts) % pool.expert_parallel_size} redundant experts with EPLB (pools.${pool.name}.redundant_experts)",
+				Fields:   []string{"pool.redundant_experts", "pool.expert_parallel_size"},
 				File:     "default.toml",
 				Line:     184,
 				whenPos: exprPos{
@@ -522,6 +522,222 @@ func defaultPackParsed() *Pack {
 				},
 			},
 			{
+				ID:       "ep-not-dividing-ranks",
+				Severity: "deny",
+				PerPool:  true,
+				When:     "pool.expert_parallel_size > 1 && model.routed_experts > 0 && (pool.tp * pool.data_parallel_size) % pool.expert_parallel_size != 0",
+				Message:  "pool ${pool.name}: expert_parallel_size ${pool.expert_parallel_size} does not divide the ${pool.tp * pool.data_parallel_size} ranks of the MoE layer (tp ${pool.tp} × data_parallel_size ${pool.data_parallel_size}): the experts' own tensor parallelism would be fractional",
+				Why:      "The MoE layer runs on every rank of the worker's attention: tp × data-parallel ranks, split into expert-parallel groups of tp × dp ÷ EP ranks that shard each expert (TensorRT-LLM's tp 8 ep 2 is MoE tp 4 × ep 2; vLLM's --enable-expert-parallel is EP = tp × dp). FACTS §2 (Tensor parallelism): ranks split a layer evenly.",
+				Fix:      "set pools.${pool.name}.expert_parallel_size to a divisor of ${pool.tp * pool.data_parallel_size} (usually tp × data_parallel_size itself)",
+				Fields:   []string{"pool.expert_parallel_size", "pool.data_parallel_size", "pool.tp"},
+				File:     "default.toml",
+				Line:     194,
+				whenPos: exprPos{
+					line: 198,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 194,
+				},
+				messagePos: exprPos{
+					line: 199,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 201,
+					col:  8,
+				},
+			},
+			{
+				ID:       "ep-on-dense-model",
+				Severity: "deny",
+				PerPool:  true,
+				When:     "pool.expert_parallel_size > 1 && model.routed_experts == 0 && model.name != ''",
+				Message:  "pool ${pool.name}: expert_parallel_size ${pool.expert_parallel_size} on ${model.name}, which has no routed experts to spread",
+				Why:      "Expert parallelism places the routed experts of MoE layers on different ranks; a dense model has none, and engines ignore or refuse the setting. FACTS §2 (Tensor parallelism): a dense model's layers split over tp only.",
+				Fix:      "remove pools.${pool.name}.expert_parallel_size; use data_parallel_size for replicas of the model behind one endpoint",
+				Fields:   []string{"pool.expert_parallel_size"},
+				File:     "default.toml",
+				Line:     204,
+				whenPos: exprPos{
+					line: 208,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 204,
+				},
+				messagePos: exprPos{
+					line: 209,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 211,
+					col:  8,
+				},
+			},
+			{
+				ID:       "dp-on-dense-model",
+				Severity: "info",
+				PerPool:  true,
+				When:     "pool.data_parallel_size > 1 && model.routed_experts == 0 && model.name != ''",
+				Message:  "pool ${pool.name}: data_parallel_size ${pool.data_parallel_size} on the dense ${model.name} is ${pool.data_parallel_size} plain replicas of tp ${pool.tp} behind one endpoint: nothing is shared between them, so they are planned as ${pool.workers * pool.data_parallel_size} workers would be",
+				Why:      "Attention data parallelism pays on MoE models, whose ranks share the expert layers while each keeps its own batch and KV; on a dense model each data-parallel rank holds the whole model (vLLM --data-parallel-size starts independent engines). FACTS §4 (Memory): each rank holds its own weights and KV slots.",
+				Fix:      "nothing to do; or set workers instead, which is the same deployment",
+				Fields:   []string{"pool.data_parallel_size"},
+				File:     "default.toml",
+				Line:     214,
+				whenPos: exprPos{
+					line: 218,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 214,
+				},
+				messagePos: exprPos{
+					line: 219,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 221,
+					col:  8,
+				},
+			},
+			{
+				ID:       "pipeline-exceeds-layers",
+				Severity: "deny",
+				PerPool:  true,
+				When:     "pool.pipeline_parallel_size > 1 && model.layers > 0 && pool.pipeline_parallel_size > model.layers",
+				Message:  "pool ${pool.name}: pipeline_parallel_size ${pool.pipeline_parallel_size} exceeds the ${model.layers} decoder layers of ${model.name}: some stages would hold no layer",
+				Why:      "Each pipeline stage holds a contiguous share of the decoder layers (layers ÷ pp); a stage needs at least one. FACTS §4 (Memory): the weights of each rank are its stage's layers.",
+				Fix:      "set pools.${pool.name}.pipeline_parallel_size to at most ${model.layers}",
+				Fields:   []string{"pool.pipeline_parallel_size"},
+				File:     "default.toml",
+				Line:     224,
+				whenPos: exprPos{
+					line: 228,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 224,
+				},
+				messagePos: exprPos{
+					line: 229,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 231,
+					col:  8,
+				},
+			},
+			{
+				ID:       "mtp-without-mtp-layers",
+				Severity: "deny",
+				PerPool:  true,
+				When:     "pool.speculative_tokens > 0 && pool.speculative_model == '' && model.mtp_layers == 0 && model.name != ''",
+				Message:  "pool ${pool.name}: speculative_tokens ${pool.speculative_tokens} with no draft model, but ${model.name} ships no multi-token-prediction layers to draft with",
+				Why:      "MTP speculative decoding drafts with the checkpoint's own MTP layers (DeepSeek-V3 ships 1, named num_nextn_predict_layers in its config.json); without them the engine needs a separate draft model (vLLM speculative_config.model, SGLang --speculative-draft-model-path). FACTS §4 (Memory): a draft model's weights and KV come on top of the target's.",
+				Fix:      "set pools.${pool.name}.speculative_model to a draft model, or remove speculative_tokens",
+				Fields:   []string{"pool.speculative_tokens", "pool.speculative_model"},
+				File:     "default.toml",
+				Line:     234,
+				whenPos: exprPos{
+					line: 238,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 234,
+				},
+				messagePos: exprPos{
+					line: 239,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 241,
+					col:  8,
+				},
+			},
+			{
+				ID:       "multi-node-worker-over-nvlink",
+				Severity: "deny",
+				PerPool:  true,
+				When:     "pool.nvlink_domain_gpus > 0 && pool.gpus_per_worker > pool.nvlink_domain_gpus && link.scope == 'nvlink'",
+				Message:  "pool ${pool.name}: a worker of ${pool.gpus_per_worker} GPUs (${pool.layout}) spans ${int(ceil(pool.gpus_per_worker / pool.nvlink_domain_gpus))} NVLink domains of ${pool.nvlink_domain_gpus} ${pool.gpu} GPUs, but the link is ${link.name}: NVLink joins the GPUs of one domain only, so the worker's all-to-all and pipeline traffic between its nodes cannot take it",
+				Why:      "NVLink and NVSwitch join the GPUs of one baseboard (8 on HGX) or one NVL72 rack (72 on GB200/GB300 NVL72); a worker larger than the domain sends its expert all-to-all or pipeline activations between domains over the network. FACTS §3 (Links): NVLink's hundreds of GB/s per GPU against tens of GB/s for RDMA per GPU.",
+				Fix:      "name the network between the nodes (link.name = \"ib-ndr\", \"roce-200g\"), or keep the worker within ${pool.nvlink_domain_gpus} GPUs, or use an NVL72-class GPU (gb200, gb300)",
+				Fields:   []string{"pool.data_parallel_size", "pool.pipeline_parallel_size", "link.name"},
+				File:     "default.toml",
+				Line:     244,
+				whenPos: exprPos{
+					line: 248,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 244,
+				},
+				messagePos: exprPos{
+					line: 249,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 251,
+					col:  8,
+				},
+			},
+			{
+				ID:       "multi-node-worker-without-link",
+				Severity: "warn",
+				PerPool:  true,
+				When:     "pool.nvlink_domain_gpus > 0 && pool.gpus_per_worker > pool.nvlink_domain_gpus && link.throughput_bytes_per_s == 0",
+				Message:  "pool ${pool.name}: a worker of ${pool.gpus_per_worker} GPUs (${pool.layout}) spans ${int(ceil(pool.gpus_per_worker / pool.nvlink_domain_gpus))} NVLink domains of ${pool.nvlink_domain_gpus} ${pool.gpu} GPUs, and the plan names no [link] between its nodes: its all-to-all or pipeline traffic between nodes cannot be priced",
+				Why:      "Traffic inside a worker that leaves its NVLink domain takes the nodes' network; kvplan prices it over the deployment's link. FACTS §3 (Links): the network's throughput per GPU is a tenth of NVLink's or less.",
+				Fix:      "name the nodes' network in [link] (name = \"ib-ndr\", \"roce-200g\"), or keep the worker within ${pool.nvlink_domain_gpus} GPUs",
+				Fields:   []string{"pool.data_parallel_size", "pool.pipeline_parallel_size", "link"},
+				File:     "default.toml",
+				Line:     254,
+				whenPos: exprPos{
+					line: 258,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 254,
+				},
+				messagePos: exprPos{
+					line: 259,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 261,
+					col:  8,
+				},
+			},
+			{
+				ID:       "pool-capacity-exceeded",
+				Severity: "deny",
+				PerPool:  true,
+				When:     "pool.request_rate > 0 && (pool.capacity_computed ? pool.capacity_exceeded : pool.prefill_capacity_tokens_per_s > 0 && pool.prefill_demand_tokens_per_s > pool.prefill_capacity_tokens_per_s)",
+				Message:  "${pool.capacity_computed ? 'pool ' + pool.name + ' cannot carry workload.request_rate = ' + string(workload.request_rate) + ' requests/s ' + (pool.capacity_slo != '' ? 'within ' + pool.capacity_slo : 'at all (the plan has no [slo], so only a steady state is asked for)') + ': as planned the deployment carries at most ' + string(round(pool.capacity_requests_per_s * 100) / 100) + ' requests/s, limited by ' + pool.capacity_limited_by + (pool.capacity_workers_needed > 0 ? '; this pool needs ' + string(pool.capacity_workers_needed) + ' workers (it has ' + string(pool.workers) + ')' : '; no number of its workers alone carries it') : 'pool ' + pool.name + ' must prefill ' + string(pool.request_rate) + ' requests/s × ' + tokens(pool.uncached_input_tokens) + ' uncached = ' + num(pool.prefill_demand_tokens_per_s) + ' tokens/s, more than the ' + num(pool.prefill_capacity_tokens_per_s) + ' tokens/s of its ' + string(pool.workers) + ' workers (the prefill of one request takes at least ' + dur(pool.prefill_ms) + ' on ' + pool.gpu + ' at tp ' + string(pool.tp) + '): requests queue without bound; it needs at least ' + string(pool.prefill_workers_needed) + ' workers'}",
+				Why:      "FACTS §7 (Where the time goes): prefill is compute-bound and decode memory-bound; (Closed loop vs open loop): with an arrival rate, requests queue as the rate nears capacity and p95 TTFT grows long before utilization reaches 1. The capacity is kvplan plan's: the engine model's step times, the decode batch by Little's law, M/G/c prefill waits, KV-bound seats and the KV transfer at the load, held to the plan's [slo] as p95 targets. Without an engine model for the pool's GPU, a floor on the prefill work (bf16 FLOP/s × MFU × tp per worker) stands in.",
+				Fix:      "${pool.capacity_computed ? (pool.capacity_workers_needed > 0 ? 'give pool ' + pool.name + ' ' + string(pool.capacity_workers_needed) + ' workers' : 'grow the pool that limits it, or use a faster GPU or more tp per worker') + ', or lower workload.request_rate; kvplan plan sizes every pool at once' : 'give pool ' + pool.name + ' at least ' + string(pool.prefill_workers_needed) + ' workers (more with headroom for p99 TTFT), or a faster GPU or more tp per worker, or lower workload.request_rate'}",
+				Fields:   []string{"workload.request_rate", "pool.workers"},
+				File:     "default.toml",
+				Line:     264,
+				whenPos: exprPos{
+					line: 268,
+					col:  9,
+				},
+				denyWhenPos: exprPos{
+					line: 264,
+				},
+				messagePos: exprPos{
+					line: 269,
+					col:  12,
+				},
+				fixPos: exprPos{
+					line: 271,
+					col:  8,
+				},
+			},
+			{
 				ID:       "link-saturated",
 				Severity: "deny",
 				When:     "disagg.disaggregated && disagg.in_flight_source == 'request_rate' && disagg.link_utilization >= 1",
@@ -530,20 +746,20 @@ func defaultPackParsed() *Pack {
 				Fix:      "use a faster link (RDMA rails per GPU: ib-ndr, roce-200g), fp8 KV, or a lower request_rate per link; or serve aggregated",
 				Fields:   []string{"workload.request_rate", "link.name", "link.throughput"},
 				File:     "default.toml",
-				Line:     194,
+				Line:     274,
 				whenPos: exprPos{
-					line: 197,
+					line: 277,
 					col:  9,
 				},
 				denyWhenPos: exprPos{
-					line: 194,
+					line: 274,
 				},
 				messagePos: exprPos{
-					line: 198,
+					line: 278,
 					col:  12,
 				},
 				fixPos: exprPos{
-					line: 200,
+					line: 280,
 					col:  8,
 				},
 			},
@@ -556,20 +772,20 @@ func defaultPackParsed() *Pack {
 				Fix:      "use the network link the nodes have (ib-ndr, roce-200g, 100gbe), or shrink the prefill and decode pools to one NVLink domain (at most ${disagg.nvlink_domain_gpus} GPUs), or use an NVL72-class GPU (gb200, gb300)",
 				Fields:   []string{"link.name", "pools.*.workers"},
 				File:     "default.toml",
-				Line:     203,
+				Line:     283,
 				whenPos: exprPos{
-					line: 206,
+					line: 286,
 					col:  9,
 				},
 				denyWhenPos: exprPos{
-					line: 203,
+					line: 283,
 				},
 				messagePos: exprPos{
-					line: 207,
+					line: 287,
 					col:  12,
 				},
 				fixPos: exprPos{
-					line: 209,
+					line: 289,
 					col:  8,
 				},
 			},
@@ -618,12 +834,28 @@ func precompiledProgram(id string) (when, denyWhen *vm.Program) {
 		return vm.NewProgram(file.NewSource("pool.request_tokens > 0 && pool.max_model_len > 0 && pool.request_tokens > pool.max_model_len"), nil, program16WhenLocations, 0, program16WhenConstants, program16WhenBytecode, program16WhenArguments, nil, nil, nil), nil
 	case "tp-not-divisible":
 		return vm.NewProgram(file.NewSource("pool.tp_error != ''"), nil, program17WhenLocations, 0, program17WhenConstants, program17WhenBytecode, program17WhenArguments, nil, nil, nil), nil
+	case "ep-not-dividing-experts":
+		return vm.NewProgram(file.NewSource("pool.expert_parallel_size > 1 && model.routed_experts > 0 && (model.routed_experts + pool.redundant_experts) % pool.expert_parallel_size != 0"), nil, program18WhenLocations, 0, program18WhenConstants, program18WhenBytecode, program18WhenArguments, nil, nil, nil), nil
+	case "ep-not-dividing-ranks":
+		return vm.NewProgram(file.NewSource("pool.expert_parallel_size > 1 && model.routed_experts > 0 && (pool.tp * pool.data_parallel_size) % pool.expert_parallel_size != 0"), nil, program19WhenLocations, 0, program19WhenConstants, program19WhenBytecode, program19WhenArguments, nil, nil, nil), nil
+	case "ep-on-dense-model":
+		return vm.NewProgram(file.NewSource("pool.expert_parallel_size > 1 && model.routed_experts == 0 && model.name != ''"), nil, program20WhenLocations, 0, program20WhenConstants, program20WhenBytecode, program20WhenArguments, nil, nil, nil), nil
+	case "dp-on-dense-model":
+		return vm.NewProgram(file.NewSource("pool.data_parallel_size > 1 && model.routed_experts == 0 && model.name != ''"), nil, program21WhenLocations, 0, program21WhenConstants, program21WhenBytecode, program21WhenArguments, nil, nil, nil), nil
+	case "pipeline-exceeds-layers":
+		return vm.NewProgram(file.NewSource("pool.pipeline_parallel_size > 1 && model.layers > 0 && pool.pipeline_parallel_size > model.layers"), nil, program22WhenLocations, 0, program22WhenConstants, program22WhenBytecode, program22WhenArguments, nil, nil, nil), nil
+	case "mtp-without-mtp-layers":
+		return vm.NewProgram(file.NewSource("pool.speculative_tokens > 0 && pool.speculative_model == '' && model.mtp_layers == 0 && model.name != ''"), nil, program23WhenLocations, 0, program23WhenConstants, program23WhenBytecode, program23WhenArguments, nil, nil, nil), nil
+	case "multi-node-worker-over-nvlink":
+		return vm.NewProgram(file.NewSource("pool.nvlink_domain_gpus > 0 && pool.gpus_per_worker > pool.nvlink_domain_gpus && link.scope == 'nvlink'"), nil, program24WhenLocations, 0, program24WhenConstants, program24WhenBytecode, program24WhenArguments, nil, nil, nil), nil
+	case "multi-node-worker-without-link":
+		return vm.NewProgram(file.NewSource("pool.nvlink_domain_gpus > 0 && pool.gpus_per_worker > pool.nvlink_domain_gpus && link.throughput_bytes_per_s == 0"), nil, program25WhenLocations, 0, program25WhenConstants, program25WhenBytecode, program25WhenArguments, nil, nil, nil), nil
 	case "pool-capacity-exceeded":
-		return vm.NewProgram(file.NewSource("pool.request_rate > 0 && (pool.capacity_computed ? pool.capacity_exceeded : pool.prefill_capacity_tokens_per_s > 0 && pool.prefill_demand_tokens_per_s > pool.prefill_capacity_tokens_per_s)"), nil, program18WhenLocations, 0, program18WhenConstants, program18WhenBytecode, program18WhenArguments, nil, nil, nil), nil
+		return vm.NewProgram(file.NewSource("pool.request_rate > 0 && (pool.capacity_computed ? pool.capacity_exceeded : pool.prefill_capacity_tokens_per_s > 0 && pool.prefill_demand_tokens_per_s > pool.prefill_capacity_tokens_per_s)"), nil, program26WhenLocations, 0, program26WhenConstants, program26WhenBytecode, program26WhenArguments, nil, nil, nil), nil
 	case "link-saturated":
-		return vm.NewProgram(file.NewSource("disagg.disaggregated && disagg.in_flight_source == 'request_rate' && disagg.link_utilization >= 1"), nil, program19WhenLocations, 0, program19WhenConstants, program19WhenBytecode, program19WhenArguments, nil, nil, nil), nil
+		return vm.NewProgram(file.NewSource("disagg.disaggregated && disagg.in_flight_source == 'request_rate' && disagg.link_utilization >= 1"), nil, program27WhenLocations, 0, program27WhenConstants, program27WhenBytecode, program27WhenArguments, nil, nil, nil), nil
 	case "nvlink-beyond-its-domain":
-		return vm.NewProgram(file.NewSource("disagg.disaggregated && link.scope == 'nvlink' && disagg.pd_gpus > disagg.nvlink_domain_gpus"), nil, program20WhenLocations, 0, program20WhenConstants, program20WhenBytecode, program20WhenArguments, nil, nil, nil), nil
+		return vm.NewProgram(file.NewSource("disagg.disaggregated && link.scope == 'nvlink' && disagg.pd_gpus > disagg.nvlink_domain_gpus"), nil, program28WhenLocations, 0, program28WhenConstants, program28WhenBytecode, program28WhenArguments, nil, nil, nil), nil
 	}
 	return nil, nil
 }
@@ -697,22 +929,22 @@ var program12WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61}
 var program12WhenArguments = []int{0, 1, 0, 4, 0, 2, 0, 0, 3}
 
 var program13WhenLocations = []file.Location{{From: 0, To: 4}, {From: 21, To: 22}, {From: 19, To: 20}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 27, To: 31}, {From: 26, To: 27}, {From: 51, To: 53}, {From: 51, To: 53}, {From: 55, To: 59}, {From: 78, To: 79}, {From: 76, To: 77}, {From: 80, To: 82}, {From: 80, To: 82}, {From: 83, To: 87}, {From: 104, To: 105}, {From: 102, To: 103}, {From: 0, To: 0}}
-var program13WhenConstants = []any{&runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}, 0, &runtime.Field{Index: []int{13, 12}, Path: []string{"pool", "max_model_len_fits"}}, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}, &runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "weights_bytes"}}}
+var program13WhenConstants = []any{&runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}, 0, &runtime.Field{Index: []int{13, 12}, Path: []string{"pool", "max_model_len_fits"}}, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}, &runtime.Field{Index: []int{13, 32}, Path: []string{"pool", "weights_bytes"}}}
 var program13WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 19, 25, 3, 7, 1, 32, 24, 3, 7, 1, 32, 61}
 var program13WhenArguments = []int{0, 1, 0, 13, 0, 2, 0, 9, 0, 3, 1, 0, 4, 0, 4, 1, 0, 3}
 
 var program14WhenLocations = []file.Location{{From: 0, To: 4}, {From: 21, To: 22}, {From: 19, To: 20}, {From: 23, To: 25}, {From: 23, To: 25}, {From: 27, To: 31}, {From: 26, To: 27}, {From: 0, To: 0}}
-var program14WhenConstants = []any{&runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "weights_bytes"}}, 0, &runtime.Field{Index: []int{13, 19}, Path: []string{"pool", "model_fits"}}}
+var program14WhenConstants = []any{&runtime.Field{Index: []int{13, 32}, Path: []string{"pool", "weights_bytes"}}, 0, &runtime.Field{Index: []int{13, 31}, Path: []string{"pool", "model_fits"}}}
 var program14WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 19, 61}
 var program14WhenArguments = []int{0, 1, 0, 3, 0, 2, 0, 3}
 
 var program15WhenLocations = []file.Location{{From: 0, To: 4}, {From: 27, To: 28}, {From: 25, To: 26}, {From: 29, To: 31}, {From: 29, To: 31}, {From: 32, To: 36}, {From: 59, To: 63}, {From: 57, To: 58}, {From: 0, To: 0}}
-var program15WhenConstants = []any{&runtime.Field{Index: []int{13, 28}, Path: []string{"pool", "kv_tokens_in_flight"}}, 0, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}}
+var program15WhenConstants = []any{&runtime.Field{Index: []int{13, 40}, Path: []string{"pool", "kv_tokens_in_flight"}}, 0, &runtime.Field{Index: []int{13, 11}, Path: []string{"pool", "kv_slots_tokens"}}}
 var program15WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 61}
 var program15WhenArguments = []int{0, 1, 0, 4, 0, 0, 2, 0, 3}
 
 var program16WhenLocations = []file.Location{{From: 0, To: 4}, {From: 22, To: 23}, {From: 20, To: 21}, {From: 24, To: 26}, {From: 24, To: 26}, {From: 27, To: 31}, {From: 48, To: 49}, {From: 46, To: 47}, {From: 50, To: 52}, {From: 50, To: 52}, {From: 53, To: 57}, {From: 75, To: 79}, {From: 73, To: 74}, {From: 0, To: 0}}
-var program16WhenConstants = []any{&runtime.Field{Index: []int{13, 30}, Path: []string{"pool", "request_tokens"}}, 0, &runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}}
+var program16WhenConstants = []any{&runtime.Field{Index: []int{13, 42}, Path: []string{"pool", "request_tokens"}}, 0, &runtime.Field{Index: []int{13, 5}, Path: []string{"pool", "max_model_len"}}}
 var program16WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
 var program16WhenArguments = []int{0, 1, 0, 9, 0, 2, 1, 0, 4, 0, 0, 2, 0, 3}
 
@@ -721,20 +953,60 @@ var program17WhenConstants = []any{&runtime.Field{Index: []int{13, 18}, Path: []
 var program17WhenBytecode = []vm.Opcode{7, 1, 22, 19, 61}
 var program17WhenArguments = []int{0, 1, 0, 0, 3}
 
-var program18WhenLocations = []file.Location{{From: 0, To: 4}, {From: 20, To: 21}, {From: 18, To: 19}, {From: 22, To: 24}, {From: 22, To: 24}, {From: 26, To: 30}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 51, To: 55}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 76, To: 80}, {From: 113, To: 114}, {From: 111, To: 112}, {From: 115, To: 117}, {From: 115, To: 117}, {From: 118, To: 122}, {From: 153, To: 157}, {From: 151, To: 152}, {From: 0, To: 0}}
-var program18WhenConstants = []any{&runtime.Field{Index: []int{13, 32}, Path: []string{"pool", "request_rate"}}, 0, &runtime.Field{Index: []int{13, 38}, Path: []string{"pool", "capacity_computed"}}, &runtime.Field{Index: []int{13, 42}, Path: []string{"pool", "capacity_exceeded"}}, &runtime.Field{Index: []int{13, 36}, Path: []string{"pool", "prefill_capacity_tokens_per_s"}}, &runtime.Field{Index: []int{13, 35}, Path: []string{"pool", "prefill_demand_tokens_per_s"}}}
-var program18WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 25, 3, 7, 23, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
-var program18WhenArguments = []int{0, 1, 0, 15, 0, 2, 3, 0, 3, 9, 0, 4, 1, 0, 4, 0, 5, 4, 0, 3}
+var program18WhenLocations = []file.Location{{From: 0, To: 4}, {From: 28, To: 29}, {From: 26, To: 27}, {From: 30, To: 32}, {From: 30, To: 32}, {From: 33, To: 38}, {From: 56, To: 57}, {From: 54, To: 55}, {From: 58, To: 60}, {From: 58, To: 60}, {From: 62, To: 67}, {From: 85, To: 89}, {From: 83, To: 84}, {From: 111, To: 115}, {From: 109, To: 110}, {From: 140, To: 141}, {From: 137, To: 139}, {From: 137, To: 139}, {From: 0, To: 0}}
+var program18WhenConstants = []any{&runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "expert_parallel_size"}}, 1, &runtime.Field{Index: []int{0, 7}, Path: []string{"model", "routed_experts"}}, 0, &runtime.Field{Index: []int{13, 26}, Path: []string{"pool", "redundant_experts"}}}
+var program18WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 35, 7, 39, 1, 21, 19, 61}
+var program18WhenArguments = []int{0, 1, 0, 14, 0, 2, 3, 0, 9, 0, 2, 4, 0, 0, 0, 3, 0, 0, 3}
 
-var program19WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 30}, {From: 51, To: 65}, {From: 48, To: 50}, {From: 66, To: 68}, {From: 66, To: 68}, {From: 69, To: 75}, {From: 96, To: 97}, {From: 93, To: 95}, {From: 0, To: 0}}
-var program19WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{8, 4}, Path: []string{"disagg", "in_flight_source"}}, "request_rate", &runtime.Field{Index: []int{8, 5}, Path: []string{"disagg", "link_utilization"}}, 1}
-var program19WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 1, 34, 61}
-var program19WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3}
+var program19WhenLocations = []file.Location{{From: 0, To: 4}, {From: 28, To: 29}, {From: 26, To: 27}, {From: 30, To: 32}, {From: 30, To: 32}, {From: 33, To: 38}, {From: 56, To: 57}, {From: 54, To: 55}, {From: 58, To: 60}, {From: 58, To: 60}, {From: 62, To: 66}, {From: 72, To: 76}, {From: 70, To: 71}, {From: 99, To: 103}, {From: 97, To: 98}, {From: 128, To: 129}, {From: 125, To: 127}, {From: 125, To: 127}, {From: 0, To: 0}}
+var program19WhenConstants = []any{&runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "expert_parallel_size"}}, 1, &runtime.Field{Index: []int{0, 7}, Path: []string{"model", "routed_experts"}}, 0, &runtime.Field{Index: []int{13, 17}, Path: []string{"pool", "tp"}}, &runtime.Field{Index: []int{13, 19}, Path: []string{"pool", "data_parallel_size"}}}
+var program19WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 37, 7, 39, 1, 21, 19, 61}
+var program19WhenArguments = []int{0, 1, 0, 14, 0, 2, 3, 0, 9, 0, 4, 5, 0, 0, 0, 3, 0, 0, 3}
 
-var program20WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 28}, {From: 38, To: 46}, {From: 35, To: 37}, {From: 47, To: 49}, {From: 47, To: 49}, {From: 50, To: 56}, {From: 67, To: 73}, {From: 65, To: 66}, {From: 0, To: 0}}
-var program20WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{3, 4}, Path: []string{"link", "scope"}}, "nvlink", &runtime.Field{Index: []int{8, 22}, Path: []string{"disagg", "pd_gpus"}}, &runtime.Field{Index: []int{8, 23}, Path: []string{"disagg", "nvlink_domain_gpus"}}}
-var program20WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 7, 32, 61}
-var program20WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3}
+var program20WhenLocations = []file.Location{{From: 0, To: 4}, {From: 28, To: 29}, {From: 26, To: 27}, {From: 30, To: 32}, {From: 30, To: 32}, {From: 33, To: 38}, {From: 57, To: 58}, {From: 54, To: 56}, {From: 59, To: 61}, {From: 59, To: 61}, {From: 62, To: 67}, {From: 76, To: 78}, {From: 73, To: 75}, {From: 73, To: 75}, {From: 0, To: 0}}
+var program20WhenConstants = []any{&runtime.Field{Index: []int{13, 20}, Path: []string{"pool", "expert_parallel_size"}}, 1, &runtime.Field{Index: []int{0, 7}, Path: []string{"model", "routed_experts"}}, 0, &runtime.Field{Index: []int{0, 0}, Path: []string{"model", "name"}}, ""}
+var program20WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 21, 25, 3, 7, 1, 22, 19, 61}
+var program20WhenArguments = []int{0, 1, 0, 10, 0, 2, 3, 0, 5, 0, 4, 5, 0, 0, 3}
+
+var program21WhenLocations = []file.Location{{From: 0, To: 4}, {From: 26, To: 27}, {From: 24, To: 25}, {From: 28, To: 30}, {From: 28, To: 30}, {From: 31, To: 36}, {From: 55, To: 56}, {From: 52, To: 54}, {From: 57, To: 59}, {From: 57, To: 59}, {From: 60, To: 65}, {From: 74, To: 76}, {From: 71, To: 73}, {From: 71, To: 73}, {From: 0, To: 0}}
+var program21WhenConstants = []any{&runtime.Field{Index: []int{13, 19}, Path: []string{"pool", "data_parallel_size"}}, 1, &runtime.Field{Index: []int{0, 7}, Path: []string{"model", "routed_experts"}}, 0, &runtime.Field{Index: []int{0, 0}, Path: []string{"model", "name"}}, ""}
+var program21WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 21, 25, 3, 7, 1, 22, 19, 61}
+var program21WhenArguments = []int{0, 1, 0, 10, 0, 2, 3, 0, 5, 0, 4, 5, 0, 0, 3}
+
+var program22WhenLocations = []file.Location{{From: 0, To: 4}, {From: 30, To: 31}, {From: 28, To: 29}, {From: 32, To: 34}, {From: 32, To: 34}, {From: 35, To: 40}, {From: 50, To: 51}, {From: 48, To: 49}, {From: 52, To: 54}, {From: 52, To: 54}, {From: 55, To: 59}, {From: 85, To: 90}, {From: 83, To: 84}, {From: 0, To: 0}}
+var program22WhenConstants = []any{&runtime.Field{Index: []int{13, 21}, Path: []string{"pool", "pipeline_parallel_size"}}, 1, &runtime.Field{Index: []int{0, 9}, Path: []string{"model", "layers"}}, 0}
+var program22WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program22WhenArguments = []int{0, 1, 0, 9, 0, 2, 3, 0, 4, 0, 0, 2, 0, 3}
+
+var program23WhenLocations = []file.Location{{From: 0, To: 4}, {From: 26, To: 27}, {From: 24, To: 25}, {From: 28, To: 30}, {From: 28, To: 30}, {From: 31, To: 35}, {From: 57, To: 59}, {From: 54, To: 56}, {From: 60, To: 62}, {From: 60, To: 62}, {From: 63, To: 68}, {From: 83, To: 84}, {From: 80, To: 82}, {From: 85, To: 87}, {From: 85, To: 87}, {From: 88, To: 93}, {From: 102, To: 104}, {From: 99, To: 101}, {From: 99, To: 101}, {From: 0, To: 0}}
+var program23WhenConstants = []any{&runtime.Field{Index: []int{13, 22}, Path: []string{"pool", "speculative_tokens"}}, 0, &runtime.Field{Index: []int{13, 27}, Path: []string{"pool", "speculative_model"}}, "", &runtime.Field{Index: []int{0, 8}, Path: []string{"model", "mtp_layers"}}, &runtime.Field{Index: []int{0, 0}, Path: []string{"model", "name"}}}
+var program23WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 1, 22, 25, 3, 7, 1, 21, 25, 3, 7, 1, 22, 19, 61}
+var program23WhenArguments = []int{0, 1, 0, 15, 0, 2, 3, 0, 10, 0, 4, 1, 0, 5, 0, 5, 3, 0, 0, 3}
+
+var program24WhenLocations = []file.Location{{From: 0, To: 4}, {From: 26, To: 27}, {From: 24, To: 25}, {From: 28, To: 30}, {From: 28, To: 30}, {From: 31, To: 35}, {From: 54, To: 58}, {From: 52, To: 53}, {From: 78, To: 80}, {From: 78, To: 80}, {From: 81, To: 85}, {From: 95, To: 103}, {From: 92, To: 94}, {From: 0, To: 0}}
+var program24WhenConstants = []any{&runtime.Field{Index: []int{13, 30}, Path: []string{"pool", "nvlink_domain_gpus"}}, 0, &runtime.Field{Index: []int{13, 28}, Path: []string{"pool", "gpus_per_worker"}}, &runtime.Field{Index: []int{3, 4}, Path: []string{"link", "scope"}}, "nvlink"}
+var program24WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 25, 3, 7, 1, 22, 61}
+var program24WhenArguments = []int{0, 1, 0, 9, 0, 2, 0, 0, 4, 0, 3, 4, 0, 3}
+
+var program25WhenLocations = []file.Location{{From: 0, To: 4}, {From: 26, To: 27}, {From: 24, To: 25}, {From: 28, To: 30}, {From: 28, To: 30}, {From: 31, To: 35}, {From: 54, To: 58}, {From: 52, To: 53}, {From: 78, To: 80}, {From: 78, To: 80}, {From: 81, To: 85}, {From: 112, To: 113}, {From: 109, To: 111}, {From: 0, To: 0}}
+var program25WhenConstants = []any{&runtime.Field{Index: []int{13, 30}, Path: []string{"pool", "nvlink_domain_gpus"}}, 0, &runtime.Field{Index: []int{13, 28}, Path: []string{"pool", "gpus_per_worker"}}, &runtime.Field{Index: []int{3, 1}, Path: []string{"link", "throughput_bytes_per_s"}}}
+var program25WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 7, 32, 25, 3, 7, 1, 20, 61}
+var program25WhenArguments = []int{0, 1, 0, 9, 0, 2, 0, 0, 4, 0, 3, 1, 0, 3}
+
+var program26WhenLocations = []file.Location{{From: 0, To: 4}, {From: 20, To: 21}, {From: 18, To: 19}, {From: 22, To: 24}, {From: 22, To: 24}, {From: 26, To: 30}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 51, To: 55}, {From: 187, To: 188}, {From: 187, To: 188}, {From: 76, To: 80}, {From: 113, To: 114}, {From: 111, To: 112}, {From: 115, To: 117}, {From: 115, To: 117}, {From: 118, To: 122}, {From: 153, To: 157}, {From: 151, To: 152}, {From: 0, To: 0}}
+var program26WhenConstants = []any{&runtime.Field{Index: []int{13, 44}, Path: []string{"pool", "request_rate"}}, 0, &runtime.Field{Index: []int{13, 50}, Path: []string{"pool", "capacity_computed"}}, &runtime.Field{Index: []int{13, 54}, Path: []string{"pool", "capacity_exceeded"}}, &runtime.Field{Index: []int{13, 48}, Path: []string{"pool", "prefill_capacity_tokens_per_s"}}, &runtime.Field{Index: []int{13, 47}, Path: []string{"pool", "prefill_demand_tokens_per_s"}}}
+var program26WhenBytecode = []vm.Opcode{7, 1, 32, 25, 3, 7, 25, 3, 7, 23, 3, 7, 1, 32, 25, 3, 7, 7, 32, 61}
+var program26WhenArguments = []int{0, 1, 0, 15, 0, 2, 3, 0, 3, 9, 0, 4, 1, 0, 4, 0, 5, 4, 0, 3}
+
+var program27WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 30}, {From: 51, To: 65}, {From: 48, To: 50}, {From: 66, To: 68}, {From: 66, To: 68}, {From: 69, To: 75}, {From: 96, To: 97}, {From: 93, To: 95}, {From: 0, To: 0}}
+var program27WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{8, 4}, Path: []string{"disagg", "in_flight_source"}}, "request_rate", &runtime.Field{Index: []int{8, 5}, Path: []string{"disagg", "link_utilization"}}, 1}
+var program27WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 1, 34, 61}
+var program27WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3}
+
+var program28WhenLocations = []file.Location{{From: 0, To: 6}, {From: 21, To: 23}, {From: 21, To: 23}, {From: 24, To: 28}, {From: 38, To: 46}, {From: 35, To: 37}, {From: 47, To: 49}, {From: 47, To: 49}, {From: 50, To: 56}, {From: 67, To: 73}, {From: 65, To: 66}, {From: 0, To: 0}}
+var program28WhenConstants = []any{&runtime.Field{Index: []int{8, 0}, Path: []string{"disagg", "disaggregated"}}, &runtime.Field{Index: []int{3, 4}, Path: []string{"link", "scope"}}, "nvlink", &runtime.Field{Index: []int{8, 22}, Path: []string{"disagg", "pd_gpus"}}, &runtime.Field{Index: []int{8, 23}, Path: []string{"disagg", "nvlink_domain_gpus"}}}
+var program28WhenBytecode = []vm.Opcode{7, 25, 3, 7, 1, 22, 25, 3, 7, 7, 32, 61}
+var program28WhenArguments = []int{0, 9, 0, 1, 2, 0, 4, 0, 3, 4, 0, 3}
 
 // driverTableParsed returns data/cuda_drivers.toml as parseDriverTable
 // reads it, sorted by branch, written out as Go values.

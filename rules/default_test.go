@@ -223,6 +223,91 @@ func TestDefaultRules(t *testing.T) {
 			},
 			func(e *Env) { poolNamed(e, "prefill").TP = 3 }, // a tp the planner found no problem with
 			"pool prefill: tp 3 does not fit llama-3.1-70b: 64 attention heads are not divisible by tp 3"},
+		// DeepSeek-V3's 256 routed experts over EP 12: 256 % 12 = 4, so 12 − 4 = 8
+		// redundant experts make 264 = 22 × 12; EP 16 divides 256.
+		{"ep-not-dividing-experts", "decode", Deny,
+			func(e *Env) {
+				e.Model.Name, e.Model.RoutedExperts = "deepseek-v3", 256
+				p := poolNamed(e, "decode")
+				p.TP, p.DataParallelSize, p.ExpertParallelSize = 1, 12, 12
+			},
+			func(e *Env) {
+				e.Model.Name, e.Model.RoutedExperts = "deepseek-v3", 256
+				p := poolNamed(e, "decode")
+				p.TP, p.DataParallelSize, p.ExpertParallelSize = 1, 16, 16
+			},
+			"expert_parallel_size 12 does not divide the 256 routed experts of deepseek-v3: 8 redundant experts (EPLB) would make 264 = 22 per rank × 12"},
+		// With EPLB's 32 redundant experts, 256 + 32 = 288 = 24 × 12 divides; 20
+		// redundant (276 % 12 = 0 too: 23 × 12) would as well, but 16 do not:
+		// 272 % 12 = 8, so 16 + 12 − 8 = 20 redundant make 276.
+		{"ep-not-dividing-experts", "decode", Deny,
+			func(e *Env) {
+				e.Model.Name, e.Model.RoutedExperts = "deepseek-v3", 256
+				p := poolNamed(e, "decode")
+				p.TP, p.DataParallelSize, p.ExpertParallelSize, p.RedundantExperts = 1, 12, 12, 16
+			},
+			func(e *Env) {
+				e.Model.Name, e.Model.RoutedExperts = "deepseek-v3", 256
+				p := poolNamed(e, "decode")
+				p.TP, p.DataParallelSize, p.ExpertParallelSize, p.RedundantExperts = 1, 12, 12, 32
+			},
+			"does not divide the 256 routed experts of deepseek-v3 + 16 redundant = 272: 20 redundant experts (EPLB) would make 276 = 23 per rank × 12"},
+		// tp 4 × dp 1 = 4 ranks cannot hold EP 8; tp 8 can (MoE tp 1).
+		{"ep-not-dividing-ranks", "decode", Deny,
+			func(e *Env) {
+				e.Model.Name, e.Model.RoutedExperts = "deepseek-v3", 256
+				p := poolNamed(e, "decode")
+				p.TP, p.DataParallelSize, p.ExpertParallelSize = 4, 1, 8
+			},
+			func(e *Env) {
+				e.Model.Name, e.Model.RoutedExperts = "deepseek-v3", 256
+				p := poolNamed(e, "decode")
+				p.TP, p.DataParallelSize, p.ExpertParallelSize = 8, 1, 8
+			},
+			"expert_parallel_size 8 does not divide the 4 ranks of the MoE layer (tp 4 × data_parallel_size 1)"},
+		{"ep-on-dense-model", "prefill", Deny,
+			func(e *Env) { poolNamed(e, "prefill").ExpertParallelSize = 2 },
+			func(e *Env) { e.Model.RoutedExperts = 128; poolNamed(e, "prefill").ExpertParallelSize = 2 },
+			"pool prefill: expert_parallel_size 2 on qwen3-0.6b, which has no routed experts to spread"},
+		{"dp-on-dense-model", "decode", Info,
+			func(e *Env) { poolNamed(e, "decode").DataParallelSize = 4 },
+			func(e *Env) { e.Model.RoutedExperts = 128; poolNamed(e, "decode").DataParallelSize = 4 },
+			"data_parallel_size 4 on the dense qwen3-0.6b is 4 plain replicas of tp 1 behind one endpoint: nothing is shared between them, so they are planned as 8 workers would be"},
+		{"pipeline-exceeds-layers", "prefill", Deny,
+			func(e *Env) { e.Model.Layers = 28; poolNamed(e, "prefill").PipelineParallelSize = 32 },
+			func(e *Env) { e.Model.Layers = 28; poolNamed(e, "prefill").PipelineParallelSize = 28 },
+			"pipeline_parallel_size 32 exceeds the 28 decoder layers of qwen3-0.6b"},
+		{"mtp-without-mtp-layers", "decode", Deny,
+			func(e *Env) { p := poolNamed(e, "decode"); p.SpeculativeTokens, p.AcceptanceLength = 2, 2.4 },
+			func(e *Env) {
+				p := poolNamed(e, "decode")
+				p.SpeculativeTokens, p.AcceptanceLength, p.SpeculativeModel = 2, 2.4, "qwen3-0.6b-eagle"
+			},
+			"speculative_tokens 2 with no draft model, but qwen3-0.6b ships no multi-token-prediction layers"},
+		// 16 GPUs per worker on 8-GPU HGX domains: ceil(16 / 8) = 2 domains.
+		{"multi-node-worker-over-nvlink", "decode", Deny,
+			func(e *Env) {
+				e.Link.Name, e.Link.Scope = "nvlink4", "nvlink"
+				p := poolNamed(e, "decode")
+				p.GPU, p.NVLinkDomainGPUs, p.GPUsPerWorker, p.Layout = "h100-sxm", 8, 16, "tp1 dp16"
+			},
+			func(e *Env) {
+				e.Link.Name, e.Link.Scope = "nvlink4", "nvlink"
+				p := poolNamed(e, "decode")
+				p.GPU, p.NVLinkDomainGPUs, p.GPUsPerWorker, p.Layout = "gb200", 72, 16, "tp1 dp16"
+			},
+			"a worker of 16 GPUs (tp1 dp16) spans 2 NVLink domains of 8 h100-sxm GPUs, but the link is nvlink4"},
+		{"multi-node-worker-without-link", "decode", Warn,
+			func(e *Env) {
+				e.Link = LinkEnv{}
+				p := poolNamed(e, "decode")
+				p.GPU, p.NVLinkDomainGPUs, p.GPUsPerWorker, p.Layout = "h100-sxm", 8, 24, "tp8 pp3"
+			},
+			func(e *Env) {
+				p := poolNamed(e, "decode")
+				p.GPU, p.NVLinkDomainGPUs, p.GPUsPerWorker, p.Layout = "h100-sxm", 8, 24, "tp8 pp3"
+			},
+			"a worker of 24 GPUs (tp8 pp3) spans 3 NVLink domains of 8 h100-sxm GPUs, and the plan names no [link] between its nodes"},
 		// 100 req/s × 1,524 tokens = 152,400 tokens/s against 98,322.6: ceil(100 × 0.031) = 4 workers needed.
 		{"pool-capacity-exceeded", "prefill", Deny,
 			func(e *Env) {

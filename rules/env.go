@@ -41,6 +41,9 @@ type ModelEnv struct {
 	MaxContext     int    `expr:"max_context" unit:"tokens" desc:"the model's max_position_embeddings"`
 	ParamsTotal    int    `expr:"params_total" unit:"params" desc:"parameters of the model"`
 	KVBytesPerElem int    `expr:"kv_bytes_per_element" unit:"B" desc:"bytes of one KV element (bf16 = 2, fp8 = 1)"`
+	RoutedExperts  int    `expr:"routed_experts" unit:"experts" desc:"routed experts of each MoE layer (the catalog's moe.experts); 0 = a dense model"`
+	MTPLayers      int    `expr:"mtp_layers" unit:"layers" desc:"multi-token-prediction layers the checkpoint ships (DeepSeek-V3's 1), which MTP speculative decoding drafts with; 0 = none"`
+	Layers         int    `expr:"layers" unit:"layers" desc:"decoder layers, which pipeline stages split"`
 }
 
 // WorkloadEnv is the traffic of the plan file's [workload].
@@ -189,6 +192,19 @@ type PoolEnv struct {
 
 	TP      int    `expr:"tp" unit:"ranks" desc:"tensor-parallel ranks of one worker: pools.<name>.tp, else model.tp"`
 	TPError string `expr:"tp_error" unit:"" desc:"why vLLM refuses this tp for the model (heads not divisible); \"\" when it accepts it"`
+
+	DataParallelSize     int     `expr:"data_parallel_size" unit:"ranks" desc:"attention data-parallel ranks of one worker (pools.<name>.data_parallel_size); 1 = none"`
+	ExpertParallelSize   int     `expr:"expert_parallel_size" unit:"ranks" desc:"ranks the routed experts are spread over (pools.<name>.expert_parallel_size); 1 = none"`
+	PipelineParallelSize int     `expr:"pipeline_parallel_size" unit:"ranks" desc:"pipeline stages of one worker; 1 = none"`
+	SpeculativeTokens    int     `expr:"speculative_tokens" unit:"tokens" desc:"tokens an MTP head or a draft model proposes per step; 0 = no speculative decoding"`
+	AcceptanceLength     float64 `expr:"acceptance_length" unit:"tokens" desc:"mean tokens accepted per target step, bonus token included"`
+	EPLB                 bool    `expr:"eplb" unit:"" desc:"experts rebalanced by load (pools.<name>.eplb, or redundant experts)"`
+	TwoBatchOverlap      bool    `expr:"two_batch_overlap" unit:"" desc:"two micro-batches, one's all-to-all under the other's compute (pools.<name>.two_batch_overlap)"`
+	RedundantExperts     int     `expr:"redundant_experts" unit:"experts" desc:"EPLB's redundant copies of routed experts placed on the expert-parallel ranks (pools.<name>.redundant_experts); 0 = none"`
+	SpeculativeModel     string  `expr:"speculative_model" unit:"" desc:"the draft model; \"\" = the model's own MTP layers"`
+	GPUsPerWorker        int     `expr:"gpus_per_worker" unit:"GPUs" desc:"GPUs of one worker: tp × data_parallel_size × pipeline_parallel_size"`
+	Layout               string  `expr:"layout" unit:"" desc:"the worker's layout as \"tp1 dp8 ep8\" (counts of 1 left out)"`
+	NVLinkDomainGPUs     int     `expr:"nvlink_domain_gpus" unit:"GPUs" desc:"GPUs one NVLink domain of the pool's GPU joins (8 on an HGX board, 72 in an NVL72 rack); 0 = no NVLink"`
 
 	ModelFits         bool   `expr:"model_fits" unit:"" desc:"weights per rank + overheads fit gpu memory × gpu_memory_utilization, leaving room for a KV cache"`
 	WeightsBytes      int    `expr:"weights_bytes" unit:"B" desc:"weight bytes per rank (one GPU) at the pool's tp"`

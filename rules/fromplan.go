@@ -15,6 +15,10 @@ func FromDeployment(dep *planner.Deployment) *Env {
 	e.Model.TP = dep.KV.TP
 	e.Model.MaxContext = m.MaxContext
 	e.Model.ParamsTotal = int(m.ParamsTotal)
+	e.Model.MTPLayers, e.Model.Layers = m.MTPLayers, m.Layers
+	if m.MoE != nil {
+		e.Model.RoutedExperts = m.MoE.Experts
+	}
 	if len(dep.Pools) > 0 {
 		e.Model.WeightsBytes = int(dep.Pools[0].Memory.WeightsBytes) * dep.Pools[0].TP
 	}
@@ -90,6 +94,16 @@ func FromDeployment(dep *planner.Deployment) *Env {
 			pe.HostStagedBytes = int(mp.HostStagedBytes)
 			pe.GPUs = pp.GPUs
 			pe.TP, pe.TPError = pp.TP, pp.TPError
+			pe.GPUsPerWorker, pe.Layout = pp.GPUsPerWorker, pp.Parallel.String()
+			if pp.GPU != nil {
+				pe.NVLinkDomainGPUs = pp.GPU.NVLinkDomainGPUs
+			}
+			if pp.LayoutError != "" {
+				// A layout the model cannot take: the layout rules report it
+				// at its key; the pool's memory and load figures (sized as
+				// tensor parallelism alone) stay unknown.
+				continue
+			}
 			f := pp.Fit
 			pe.ModelFits, pe.WeightsBytes, pe.RequestedBytes = f.Fits, int(mp.WeightsBytes), int(mp.RequestedBytes)
 			pe.OverheadBytes = int(f.RequiredBytes - mp.WeightsBytes)

@@ -134,6 +134,7 @@ func TestCheckGateExamples(t *testing.T) {
 		{"tp-not-divisible.toml", "tp-not-divisible (decode)"},
 		{"pool-capacity-exceeded.toml", "pool-capacity-exceeded (workers)"},
 		{"link-saturated.toml", "link-saturated"},
+		{"ep-not-dividing-experts.toml", "ep-not-dividing-experts (workers)"},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {

@@ -19,7 +19,7 @@ var planEngine = func(cat *catalog.Catalog) capacity.EngineModel {
 	}
 	return capacity.EngineModel{
 		Timers: func(s capacity.EngineSpec) (capacity.StepTimer, string, error) {
-			m, err := perf.New(perf.Spec{Model: s.Model, GPU: s.GPU, Engine: known(s.Engine), TP: s.TP,
+			m, err := perf.New(perf.Spec{Model: s.Model, GPU: s.GPU, Engine: known(s.Engine), TP: s.TP, Parallel: s.Parallel, Link: s.Link, RedundantExperts: s.RedundantExperts, EPLB: s.EPLB || s.RedundantExperts > 0, TwoBatchOverlap: s.TwoBatchOverlap,
 				WeightDtype: s.WeightDtype, KVDtype: s.KVDtype, Catalog: cat})
 			if err != nil {
 				return nil, "", err

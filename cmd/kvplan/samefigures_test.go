@@ -86,6 +86,10 @@ var samePlanCases = []struct {
 		"--ttft-p95", "1000ms", "--itl-p95", "50ms", "--gpu", "h100-sxm"}, "aggregated"},
 	{"disaggregated deepseek-v3 fp8 KV", []string{"--model", "deepseek-v3", "--kv-cache-dtype", "fp8", "--isl", "8000", "--osl", "1000",
 		"--rate", "1.5", "--ttft-p95", "2s", "--itl-p95", "50ms", "--gpu", "h200", "--link", "ib-ndr"}, "disaggregated"},
+	// Issue 27: one worker of tp 1 × dp 16 with the experts over all 16
+	// ranks, on two H100 nodes joined by ib-ndr.
+	{"aggregated deepseek-v3 tp1 dp16 ep16", []string{"--model", "deepseek-v3", "--isl", "2000", "--osl", "500", "--gpus", "16",
+		"--ttft-p95", "2s", "--itl-p95", "50ms", "--gpu", "h100-sxm", "--link", "ib-ndr"}, "aggregated"},
 }
 
 // TestCheckReproducesPlan: check on plan's written best reports plan's
@@ -157,11 +161,20 @@ func TestPlanPoolsAreMemoryWorkers(t *testing.T) {
 						"--max-model-len", fmt.Sprint(numAt(t, res, append(at, "max_model_len")...)),
 						"--max-num-batched-tokens", fmt.Sprint(numAt(t, res, append(at, "max_num_batched_tokens")...)),
 						"--max-num-seqs", fmt.Sprint(numAt(t, res, append(at, "max_num_seqs")...))}, kvArgs...)
+					// The worker's layout beyond tp, as memory's flags name it.
+					dp := numAt(t, res, append(at, "parallel", "data_parallel_size")...)
+					args = append(args, "--data-parallel-size", fmt.Sprint(dp),
+						"--expert-parallel-size", fmt.Sprint(numAt(t, res, append(at, "parallel", "expert_parallel_size")...)),
+						"--pipeline-parallel-size", fmt.Sprint(numAt(t, res, append(at, "parallel", "pipeline_parallel_size")...)))
 					mem := runJSON(t, 0, args...)
+					slots := "kv_slots_tokens"
+					if dp > 1 {
+						slots = "worker_kv_slots_tokens" // memory's figures are one rank's; plan's slots the worker's
+					}
 					if got, want := numAt(t, res, append(at, "gpu_memory_utilization")...), numAt(t, mem, "gpu_util"); got != want {
 						t.Errorf("%s pool %d: plan's gpu_memory_utilization %g, memory's %g", key, i, got, want)
 					}
-					if got, want := numAt(t, res, append(at, "kv_slots_per_worker")...), numAt(t, mem, "kv_slots_tokens"); got != want {
+					if got, want := numAt(t, res, append(at, "kv_slots_per_worker")...), numAt(t, mem, slots); got != want {
 						t.Errorf("%s pool %d: plan's kv_slots_per_worker %g, memory's %g", key, i, got, want)
 					}
 				}

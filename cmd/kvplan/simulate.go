@@ -58,7 +58,7 @@ perf, and sizes its KV with kvplan memory. --prefill-workers, --decode-workers
 and --link disaggregate: the KV crosses the link, shared by every transfer in
 flight. The output adds TTFT, TPOT, end-to-end, queue and transfer latencies
 (p50, p90, p99, mean), throughput, preemptions and each worker's busy time.`,
-		Flags: withCommon(append(append(append(simFlags(), slotFlags()...), timedFlags()...),
+		Flags: withCommon(append(append(append(append(simFlags(), slotFlags()...), timedFlags()...), simLayoutFlags()...),
 			&cli.StringFlag{Name: "trace", Usage: fmt.Sprintf("Mooncake JSONL trace (timestamp, input_length, output_length, hash_ids), or - for stdin; lines up to %d MiB and %s hash ids",
 				sim.MaxTraceLineBytes>>20, units.Thousands(sim.MaxHashIDsPerLine))},
 			&cli.StringFlag{Name: "synthetic", Usage: "synthetic router workload PREFIXESxTOKENSxREPEATS, e.g. 12x1500x6 (FACTS §5)"},

@@ -152,12 +152,18 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	} else if run.workers, err = intIn(c, "workers", workersRange); err != nil {
 		return nil, err
 	}
+	if sc.Layout, err = simLayout(c, cat, sc); err != nil {
+		return nil, err
+	}
 	p, err := planner.PlanSimulation(sc)
 	if err != nil {
 		return nil, err
 	}
-	run.slots = int(p.Memory.KVSlotsTokens)
+	run.slots = int(planner.WorkerKVSlots(p.Memory)) // a worker of data-parallel ranks holds each rank's slots
 	run.slotsFrom = fmt.Sprintf("%s on %s at %g (kvplan memory)", p.Memory.Model, p.Memory.GPU, p.Memory.GPUUtil)
+	if !p.Layout.Plain() {
+		run.slotsFrom = fmt.Sprintf("%s on %s (%s) at %g (kvplan memory: %d slots per data-parallel rank)", p.Memory.Model, p.Memory.GPU, p.Layout, p.Memory.GPUUtil, p.Memory.KVSlotsTokens)
+	}
 	run.engine = simEngine(p)
 	run.setup = simulateSetup{StepModel: p.StepModel, Engine: sc.Engine.Name, TP: p.Memory.TP, MaxNumBatchedTokens: p.MaxNumBatchedTokens,
 		MaxNumSeqs: p.MaxNumSeqs, SeparatePrefill: p.SeparatePrefill, FrontendMS: p.FrontendMS, FrontendMSPerToken: p.FrontendMSPerToken, RampMS: p.RampMS,

@@ -18,7 +18,7 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 	}
 	usd, known := 0.0, false
 	for i, r := range s.roles {
-		p := Pool{Role: r.name, GPU: r.gpu.Name, TP: r.tp, Workers: e.workers[i], MaxNumBatchedTokens: r.budget,
+		p := Pool{Role: r.name, GPU: r.gpu.Name, TP: r.tp, Parallel: parallelOf(r.par), Layout: r.par.String(), GPUsPerWorker: r.gpus, Workers: e.workers[i], MaxNumBatchedTokens: r.budget,
 			MaxNumSeqs: r.maxSeqs, MaxModelLen: r.maxModelLen, KVSlotsPerWorker: r.slots, smallerBudget: r.smaller}
 		if r.memory != nil {
 			p.GPUMemoryUtilization = r.memory.GPUUtil
@@ -30,7 +30,7 @@ func (q *Query) candidate(s *shape, e *evaluation) *Candidate {
 		if r.priceOK {
 			p.USDPerGPUHour = r.usd
 		}
-		c.GPUs += p.Workers * r.tp
+		c.GPUs += p.Workers * r.gpus
 		c.Pools = append(c.Pools, p)
 		if r.note != "" {
 			c.Notes = append(c.Notes, r.note)
@@ -93,7 +93,7 @@ func (q *Query) misses(e *evaluation) string {
 	if e.limit == limitGPUs {
 		gpus := 0
 		for i, r := range e.shape.roles {
-			gpus += e.workers[i] * r.tp
+			gpus += e.workers[i] * r.gpus
 		}
 		return fmt.Sprintf("meets the SLO only with %d GPUs, more than --max-gpus %d", gpus, q.MaxGPUs)
 	}
@@ -112,6 +112,9 @@ func (q *Query) verdict(res *Result) string {
 	if res.Question == QuestionMaxRate {
 		switch {
 		case a == nil && d == nil:
+			if why := q.noWorkerFits(res); why != "" {
+				return why
+			}
 			return fmt.Sprintf("no split of %d GPUs meets the SLO at any rate", q.GPUs)
 		case d == nil:
 			return fmt.Sprintf("aggregated: %d GPUs sustain %.3g requests/s; no disaggregated split meets the SLO", q.GPUs, a.RatePerS)
@@ -128,6 +131,9 @@ func (q *Query) verdict(res *Result) string {
 		c := res.Closest
 		if c == nil {
 			return "no candidate could be sized"
+		}
+		if why := q.noWorkerFits(res); why != "" {
+			return why
 		}
 		return fmt.Sprintf("nothing meets the SLO: the closest is %s (%s), limited by %s: %s", c.Mode, describe(c), c.LimitedBy, c.Misses)
 	case d == nil:
@@ -190,7 +196,7 @@ func closestOf(res *Result, mode string) *Candidate {
 func describe(c *Candidate) string {
 	var parts []string
 	for _, p := range c.Pools {
-		s := fmt.Sprintf("%d × tp%d %s", p.Workers, p.TP, p.GPU)
+		s := fmt.Sprintf("%d × %s %s", p.Workers, p.layout(), p.GPU)
 		if p.Role != roleAggregated {
 			s += " " + p.Role
 		}

@@ -1,6 +1,9 @@
 package capacity
 
-import "github.com/kvplan/kvplan/planner"
+import (
+	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/planner"
+)
 
 // Candidate is one deployment the search sized: its pools, what it costs
 // and what it achieves at the rate (or, in max-rate mode, at the highest
@@ -44,14 +47,20 @@ type Candidate struct {
 
 // Pool is one pool of identical workers.
 type Pool struct {
-	Role                string `json:"role"` // aggregated | prefill | decode
-	GPU                 string `json:"gpu"`
-	TP                  int    `json:"tp"`
-	Workers             int    `json:"workers"`
-	MaxNumBatchedTokens int    `json:"max_num_batched_tokens"`
-	MaxNumSeqs          int    `json:"max_num_seqs"`
-	MaxModelLen         int    `json:"max_model_len"`
-	KVSlotsPerWorker    int64  `json:"kv_slots_per_worker"`
+	Role string `json:"role"` // aggregated | prefill | decode
+	GPU  string `json:"gpu"`
+	TP   int    `json:"tp"`
+	// Parallel is one worker's layout, as the engines name it; Layout the
+	// same as "tp1 dp8 ep8" (the counts that are 1 left out); GPUsPerWorker
+	// tp × data_parallel_size × pipeline_parallel_size.
+	Parallel            Parallel `json:"parallel"`
+	Layout              string   `json:"layout"`
+	GPUsPerWorker       int      `json:"gpus_per_worker"`
+	Workers             int      `json:"workers"`
+	MaxNumBatchedTokens int      `json:"max_num_batched_tokens"`
+	MaxNumSeqs          int      `json:"max_num_seqs"`
+	MaxModelLen         int      `json:"max_model_len"`
+	KVSlotsPerWorker    int64    `json:"kv_slots_per_worker"`
 	// GPUMemoryUtilization is the memory fraction the slots are sized at:
 	// the engine's default for its version (kvplan memory's), as the plan
 	// file writes it.
@@ -102,4 +111,33 @@ type Simulated struct {
 	// the load it has in the whole pool); left out when every worker was.
 	SampledWorkers []int   `json:"sampled_workers,omitempty"`
 	SampleRatePerS float64 `json:"sample_rate_per_s,omitempty"`
+}
+
+// Parallel is a worker's layout in JSON, named as the engines name it
+// (models.Parallelism, every count at least 1).
+type Parallel struct {
+	TP                int     `json:"tensor_parallel_size"`
+	DP                int     `json:"data_parallel_size"`
+	EP                int     `json:"expert_parallel_size"`
+	PP                int     `json:"pipeline_parallel_size"`
+	SpeculativeTokens int     `json:"speculative_tokens"`
+	AcceptanceLength  float64 `json:"acceptance_length"`
+}
+
+func parallelOf(p models.Parallelism) Parallel {
+	n := p.Norm()
+	return Parallel{TP: n.TP, DP: n.DP, EP: n.EP, PP: n.PP, SpeculativeTokens: n.SpeculativeTokens, AcceptanceLength: n.AcceptanceLength}
+}
+
+// Models is the layout as models.Parallelism.
+func (p Parallel) Models() models.Parallelism {
+	return models.Parallelism{TP: p.TP, DP: p.DP, EP: p.EP, PP: p.PP, SpeculativeTokens: p.SpeculativeTokens, AcceptanceLength: p.AcceptanceLength}
+}
+
+// layout is the pool's "tp1 dp8 ep8" (a pool built before layouts: its tp).
+func (p Pool) layout() string {
+	if p.Layout != "" {
+		return p.Layout
+	}
+	return models.Parallelism{TP: p.TP}.String()
 }

@@ -117,7 +117,7 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 			} else {
 				c.LimitedBy = e.limit
 			}
-			bound := q.workerBound(pp.TP)
+			bound := q.workerBound(pp.GPUsPerWorker)
 			n, ok := smallest(1, max(bound, pp.Workers), func(n int) bool {
 				ws := append([]int(nil), workers...)
 				ws[i] = n
@@ -164,16 +164,22 @@ func (q *Query) planShape(dep *planner.Deployment, set []*planner.PoolPlan) (*sh
 		if mp == nil {
 			return nil, fmt.Errorf("pool %s has no memory figures", pp.Name)
 		}
-		timer, note, err := q.Timers(EngineSpec{Model: m, GPU: pp.GPU, Engine: dep.Engine.Name, TP: pp.TP, WeightDtype: m.WeightDtype, KVDtype: kvd})
+		network := planner.NetworkFor(pp.GPU, pp.GPUsPerWorker, dep.Link)
+		par := pp.Parallel
+		if pp.LayoutError != "" {
+			par = models.Parallelism{TP: pp.TP}
+		}
+		timer, note, err := q.Timers(EngineSpec{Model: m, GPU: pp.GPU, Engine: dep.Engine.Name, TP: pp.TP, Parallel: par, Link: network,
+			RedundantExperts: pp.RedundantExperts, EPLB: pp.EPLB, TwoBatchOverlap: pp.TwoBatchOverlap, WeightDtype: m.WeightDtype, KVDtype: kvd})
 		if err != nil {
 			return nil, fmt.Errorf("pool %s: no capacity at the SLO: %w", pp.Name, err)
 		}
-		r := &role{name: pp.Role, gpu: pp.GPU, tp: pp.TP, budget: mp.MaxNumBatchedTokens, maxSeqs: mp.MaxNumSeqs,
-			maxModelLen: mp.MaxModelLen, block: mp.BlockSize, slots: mp.KVSlotsTokens, timer: timer, note: note,
+		r := &role{name: pp.Role, gpu: pp.GPU, tp: pp.TP, par: par.Norm(), gpus: pp.GPUsPerWorker, network: network, budget: mp.MaxNumBatchedTokens, maxSeqs: mp.MaxNumSeqs,
+			maxModelLen: mp.MaxModelLen, block: mp.BlockSize, slots: planner.WorkerKVSlots(mp), timer: timer, note: note,
 			memory: mp, models: map[int]*openloop.Worker{}}
-		r.usd, r.priceSource, r.priceOK = q.perGPU(pp.GPU, pp.TP)
+		r.usd, r.priceSource, r.priceOK = q.perGPU(pp.GPU, pp.GPUsPerWorker)
 		need := int64(q.largestRequest())
-		r.fits = mp.ModelFits && r.slots >= need
+		r.fits = mp.ModelFits && mp.KVSlotsTokens >= need
 		if !r.fits {
 			r.memoryWhy = fmt.Sprintf("pool %s: the weights leave no room for one request's KV", pp.Name)
 		}

@@ -26,9 +26,9 @@ func (q *Query) disaggAtLoad(s *shape, workers []int, rate float64, source strin
 	st := *q
 	st.SLO, st.TTFTP95MS, st.ITLP95MS = slo.SLO{}, 0, 0 // stability only
 	d := s.roles[1]
-	a := &planner.DisaggAtLoad{RequestsPerS: rate, LoadSource: source, AggWorkers: max(1, s.gpus(workers)/d.tp)}
+	a := &planner.DisaggAtLoad{RequestsPerS: rate, LoadSource: source, AggWorkers: max(1, s.gpus(workers)/d.gpus)}
 	split := st.evaluate(s, workers, rate)
-	ar, err := st.newRole(roleAggregated, s.model, d.gpu, d.tp, 0, "", s.kvDtype)
+	ar, err := st.newRoleFor(roleAggregated, s.model, d.gpu, d.par, 0, "", s.kvDtype)
 	if err != nil {
 		return nil, err
 	}
@@ -47,8 +47,8 @@ func (q *Query) disaggAtLoad(s *shape, workers []int, rate float64, source strin
 		a.DecodeStallFreedMS = math.Max(0, float64(q.OutputTokens-1)*(a.ITLAggMS-a.ITLDisaggMS))
 		a.TransferExceedsGain = a.TransferMS >= a.DecodeStallFreedMS
 	}
-	a.Note = fmt.Sprintf("aggregated: %d × tp%d %s with the engine's default chunk budget; the gain counted is decode time only (sizing the pools apart is kvplan plan's question)",
-		a.AggWorkers, d.tp, d.gpu.Name)
+	a.Note = fmt.Sprintf("aggregated: %d × %s %s with the engine's default chunk budget; the gain counted is decode time only (sizing the pools apart is kvplan plan's question)",
+		a.AggWorkers, d.par, d.gpu.Name)
 	return a, nil
 }
 

@@ -40,7 +40,7 @@ type evaluation struct {
 func (s *shape) gpus(workers []int) int {
 	n := 0
 	for i, r := range s.roles {
-		n += workers[i] * r.tp
+		n += workers[i] * r.gpus
 	}
 	return n
 }

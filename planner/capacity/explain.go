@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
 )
 
@@ -16,7 +17,7 @@ func (q *Query) explain(c *Candidate) {
 		pre := r.name + "."
 		n := e.workers[i]
 		d.Add(pre+"kv_slots_per_worker", float64(r.slots), "tokens", "the memory model (kvplan memory): (GPU memory × util − weights − activations − overheads) / KV bytes per token, in blocks",
-			"%s, tp %d, util %.2g, max_model_len %d", r.gpu.Name, r.tp, r.memory.GPUUtil, r.maxModelLen)
+			"%s, %s, util %.2g, max_model_len %d", r.gpu.Name, explainLayout(r.par), r.memory.GPUUtil, r.maxModelLen)
 		if r.note != "" {
 			d.Note(r.note)
 		}
@@ -106,4 +107,13 @@ func (q *Query) hostWatts() float64 {
 		return q.HostWattsPerGPU
 	}
 	return planner.DefaultHostWattsPerGPU
+}
+
+// explainLayout is "tp 8" for tensor parallelism alone (as derivations
+// have always said it), else the layout: "tp1 dp8 ep8".
+func explainLayout(p models.Parallelism) string {
+	if p.Plain() {
+		return fmt.Sprintf("tp %d", p.Norm().TP)
+	}
+	return p.String()
 }

@@ -44,6 +44,11 @@ type planPool struct {
 	Workers              int     `toml:"workers"`
 	GPU                  string  `toml:"gpu"`
 	TP                   int     `toml:"tp"`
+	DataParallelSize     int     `toml:"data_parallel_size,omitzero"`
+	ExpertParallelSize   int     `toml:"expert_parallel_size,omitzero"`
+	PipelineParallelSize int     `toml:"pipeline_parallel_size,omitzero"`
+	SpeculativeTokens    int     `toml:"speculative_tokens,omitzero"`
+	AcceptanceLength     float64 `toml:"acceptance_length,omitzero"`
 	GPUMemoryUtilization float64 `toml:"gpu_memory_utilization"`
 	MaxModelLen          int     `toml:"max_model_len"`
 	MaxNumBatchedTokens  int     `toml:"max_num_batched_tokens"`
@@ -94,13 +99,27 @@ func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
 	if s.link != nil {
 		pf.Link = &planLink{Name: s.link.Name}
 	}
+	for _, r := range s.roles {
+		if r.network != nil && pf.Link == nil {
+			// An aggregated worker over several nodes: the network between
+			// them, which kvplan check prices its all-to-all over.
+			pf.Link = &planLink{Name: r.network.Name}
+		}
+	}
 	for i, r := range s.roles {
 		name := "workers"
 		if s.mode == ModeDisaggregated {
 			name = r.name
 		}
-		pf.Pools[name] = planPool{Role: r.name, Workers: c.Pools[i].Workers, GPU: r.gpu.Name, TP: r.tp,
+		pl := planPool{Role: r.name, Workers: c.Pools[i].Workers, GPU: r.gpu.Name, TP: r.tp,
 			GPUMemoryUtilization: r.memory.GPUUtil, MaxModelLen: r.maxModelLen, MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs}
+		// A layout beyond tp writes only the counts above 1: a plain pool's
+		// plan file reads as it always has.
+		if n := r.par.Norm(); !n.Plain() {
+			pl.DataParallelSize, pl.ExpertParallelSize, pl.PipelineParallelSize = above1(n.DP), above1(n.EP), above1(n.PP)
+			pl.SpeculativeTokens, pl.AcceptanceLength = n.SpeculativeTokens, n.AcceptanceLength
+		}
+		pf.Pools[name] = pl
 	}
 	var b bytes.Buffer
 	for _, line := range q.Summary(c) {
@@ -144,4 +163,12 @@ func sloSummary(s slo.SLO) string {
 		return parts[0]
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// above1 is n when it is above 1, else 0 (left out of the plan file).
+func above1(n int) int {
+	if n > 1 {
+		return n
+	}
+	return 0
 }

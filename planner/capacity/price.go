@@ -105,8 +105,8 @@ func (q *Query) priceCandidate(c *Candidate) {
 	var power []planner.PowerGroup
 	for i, r := range c.shape.roles {
 		p := c.Pools[i]
-		groups = append(groups, planner.WorkerGroup{GPU: r.gpu, TP: r.tp, Workers: p.Workers})
-		power = append(power, planner.PowerGroup{GPU: r.gpu, GPUs: p.Workers * r.tp, Busy: busy(r.name, p.PrefillUtilization, p.Batch)})
+		groups = append(groups, planner.WorkerGroup{GPU: r.gpu, TP: r.gpus, Workers: p.Workers, SpansNodes: r.gpus > r.tp})
+		power = append(power, planner.PowerGroup{GPU: r.gpu, GPUs: p.Workers * r.gpus, Busy: busy(r.name, p.PrefillUtilization, p.Batch)})
 	}
 	pw := planner.DeploymentPower(power, q.HostWattsPerGPU, q.PUE)
 	if pw.Known {

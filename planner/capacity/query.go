@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/openloop"
 	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/workload"
@@ -118,12 +119,22 @@ type StepTimer = openloop.StepTimer
 
 // EngineSpec is one worker's engine model: what a TimerFactory is asked for.
 type EngineSpec struct {
-	Model       *catalog.Model
-	GPU         *catalog.GPU
-	Engine      string
-	TP          int
-	WeightDtype string
-	KVDtype     string
+	Model  *catalog.Model
+	GPU    *catalog.GPU
+	Engine string
+	TP     int
+	// Parallel is the worker's whole layout (its TP equals TP); the zero
+	// value is tensor parallelism alone.
+	Parallel models.Parallelism
+	// Link is the network between the NVLink domains of a worker that
+	// spans more than one; nil when it fits one. RedundantExperts are
+	// EPLB's copies of hot experts.
+	Link             *catalog.Link
+	RedundantExperts int
+	EPLB             bool // experts rebalanced by load (implied by RedundantExperts)
+	TwoBatchOverlap  bool
+	WeightDtype      string
+	KVDtype          string
 }
 
 // TimerFactory builds the step-time model of a worker. note says how the

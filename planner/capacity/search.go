@@ -65,11 +65,23 @@ func Search(q Query) (*Result, error) {
 	res := &Result{Model: q.Model.Name, Engine: q.Engine.Name, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
 		RatePerS: q.RatePerS, GPUs: q.GPUs, TTFTP95MS: q.TTFTP95MS, ITLP95MS: q.ITLP95MS, Pricing: q.Pricing,
 		SLO: q.SLO, Workload: q.summary(), Figures: figureNotes(&q), Notes: notes, Assumptions: assumptions(&q)}
+	bestUSD, pruned := math.Inf(1), 0
 	for _, s := range shapes {
 		var c *Candidate
 		if q.RatePerS > 0 {
 			res.Question = QuestionCheapest
+			if s.beyondTP() && s.floorUSD() >= bestUSD {
+				// One worker of each role already costs more than a
+				// deployment found that meets the SLO: this shape cannot be
+				// the cheapest, and sizing it is what the wide layouts'
+				// pairs would cost the search's time.
+				pruned++
+				continue
+			}
 			c = q.sizeAtRate(s)
+			if c != nil && c.MeetsSLO && c.USDPerHour != nil {
+				bestUSD = min(bestUSD, *c.USDPerHour)
+			}
 		} else {
 			res.Question = QuestionMaxRate
 			c = q.sizeForGPUs(s)
@@ -77,6 +89,9 @@ func Search(q Query) (*Result, error) {
 		if c != nil {
 			res.Candidates = append(res.Candidates, c)
 		}
+	}
+	if pruned > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d disaggregated shapes with data, expert or pipeline parallelism were not sized: one worker of each of their roles costs more than a deployment already found within the SLO", pruned))
 	}
 	q.rank(res.Candidates)
 	for _, c := range res.Candidates {
@@ -141,8 +156,7 @@ func smallest(lo, hi int, ok func(int) bool) (int, bool) {
 func (q *Query) sizeAtRate(s *shape) *Candidate {
 	λ := q.RatePerS
 	if s.mode == ModeAggregated {
-		tp := s.roles[0].tp
-		hi := q.workerBound(tp)
+		hi := q.workerBound(s.roles[0].gpus)
 		if hi < 1 {
 			return nil
 		}
@@ -153,7 +167,7 @@ func (q *Query) sizeAtRate(s *shape) *Candidate {
 		return q.candidate(s, q.evaluate(s, []int{n}, λ))
 	}
 	p, d := s.roles[0], s.roles[1]
-	hiP, hiD := q.workerBound(p.tp), q.workerBound(d.tp)
+	hiP, hiD := q.workerBound(p.gpus), q.workerBound(d.gpus)
 	if hiP < 1 || hiD < 1 {
 		return nil
 	}
@@ -175,7 +189,7 @@ func (q *Query) sizeAtRate(s *shape) *Candidate {
 		}
 		budget := hiP
 		if q.MaxGPUs > 0 {
-			budget = (q.MaxGPUs - nd*d.tp) / p.tp
+			budget = (q.MaxGPUs - nd*d.gpus) / p.gpus
 		}
 		if budget < 1 {
 			return false
@@ -218,7 +232,7 @@ func (q *Query) sizeAtRate(s *shape) *Candidate {
 // roleCost is what ranks sizes of one shape: dollars when the price is
 // known, else GPUs.
 func (q *Query) roleCost(r *role, workers int) float64 {
-	g := float64(workers * r.tp)
+	g := float64(workers * r.gpus)
 	if r.priceOK {
 		return g * r.usd
 	}
@@ -282,7 +296,7 @@ func (q *Query) capacity(s *shape, workers []int, from float64) (float64, string
 // that sustains the highest rate within the SLO.
 func (q *Query) sizeForGPUs(s *shape) *Candidate {
 	if s.mode == ModeAggregated {
-		n := q.GPUs / s.roles[0].tp
+		n := q.GPUs / s.roles[0].gpus
 		if n < 1 {
 			return nil
 		}
@@ -293,11 +307,11 @@ func (q *Query) sizeForGPUs(s *shape) *Candidate {
 		return q.candidateAt(s, []int{n}, rate)
 	}
 	p, d := s.roles[0], s.roles[1]
-	maxP := (q.GPUs - d.tp) / p.tp
+	maxP := (q.GPUs - d.gpus) / p.gpus
 	if maxP < 1 {
 		return nil
 	}
-	split := func(np int) []int { return []int{np, (q.GPUs - np*p.tp) / d.tp} }
+	split := func(np int) []int { return []int{np, (q.GPUs - np*p.gpus) / d.gpus} }
 	rateOf := map[int]float64{}
 	rate := func(np int) float64 {
 		if v, ok := rateOf[np]; ok {

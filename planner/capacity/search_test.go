@@ -30,7 +30,8 @@ func engineModels(cat *catalog.Catalog) []struct {
 	timers TimerFactory
 } {
 	fitted := func(s EngineSpec) (StepTimer, string, error) {
-		m, err := perf.New(perf.Spec{Model: s.Model, GPU: s.GPU, Engine: s.Engine, TP: s.TP, WeightDtype: s.WeightDtype, KVDtype: s.KVDtype, Catalog: cat})
+		m, err := perf.New(perf.Spec{Model: s.Model, GPU: s.GPU, Engine: s.Engine, TP: s.TP, Parallel: s.Parallel, Link: s.Link,
+			RedundantExperts: s.RedundantExperts, EPLB: s.EPLB || s.RedundantExperts > 0, TwoBatchOverlap: s.TwoBatchOverlap, WeightDtype: s.WeightDtype, KVDtype: s.KVDtype, Catalog: cat})
 		if err != nil {
 			return nil, "", err
 		}

@@ -24,7 +24,10 @@ type role struct {
 	name        string // planfile role: aggregated, prefill, decode
 	gpu         *catalog.GPU
 	tp          int
-	budget      int // max_num_batched_tokens
+	par         models.Parallelism // the worker's layout, normalized; par.TP = tp
+	gpus        int                // GPUs of one worker: par.GPUs() (tp × dp × pp)
+	network     *catalog.Link      // between the worker's NVLink domains; nil = it fits one
+	budget      int                // max_num_batched_tokens
 	maxSeqs     int
 	maxModelLen int
 	block       int
@@ -42,6 +45,12 @@ type role struct {
 	models map[int]*openloop.Worker // by quantized prefix-hit probability
 }
 
+// workerBudget and workerSeqs are the tokens and sequences a whole worker
+// runs in one iteration: each data-parallel rank schedules the engine's
+// max_num_batched_tokens and max_num_seqs of its own.
+func (r *role) workerBudget() int { return r.budget * max(1, r.par.DP) }
+func (r *role) workerSeqs() int   { return r.maxSeqs * max(1, r.par.DP) }
+
 // shape is a candidate without its worker counts.
 type shape struct {
 	mode        string
@@ -56,10 +65,10 @@ type shape struct {
 func (s *shape) name() string {
 	if s.mode == ModeAggregated {
 		r := s.roles[0]
-		return fmt.Sprintf("aggregated %s tp%d budget %d", r.gpu.Name, r.tp, r.budget)
+		return fmt.Sprintf("aggregated %s %s budget %d", r.gpu.Name, r.par, r.budget)
 	}
 	p, d := s.roles[0], s.roles[1]
-	return fmt.Sprintf("disaggregated %s tp%d → %s tp%d over %s", p.gpu.Name, p.tp, d.gpu.Name, d.tp, s.link.Name)
+	return fmt.Sprintf("disaggregated %s %s → %s %s over %s", p.gpu.Name, p.par, d.gpu.Name, d.par, s.link.Name)
 }
 
 // worker returns the role's worker model for the given hit cases.
@@ -72,7 +81,7 @@ func (s *shape) worker(q *Query, r *role, hits []openloop.Hit) *openloop.Worker 
 		return w
 	}
 	w := openloop.NewWorker(openloop.Config{Step: r.timer, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
-		MaxNumBatchedTokens: r.budget, MaxNumSeqs: r.maxSeqs, KVSlots: r.slots, BlockSize: r.block,
+		MaxNumBatchedTokens: r.workerBudget(), MaxNumSeqs: r.workerSeqs(), KVSlots: r.slots, BlockSize: r.block,
 		Prefills: r.name != roleDecode, Decodes: r.name != rolePrefill, Hits: hits, Classes: q.workerClasses(hits), SeparatePrefill: q.SeparatePrefill})
 	r.models[key] = w
 	return w
@@ -109,28 +118,45 @@ func (q *Query) maxModelLen() int {
 
 // newRole sizes one worker's memory and engine model.
 func (q *Query) newRole(name string, m *catalog.Model, g *catalog.GPU, tp, budget int, wdtype, kvdtype string) (*role, error) {
-	timer, note, err := q.Timers(EngineSpec{Model: m, GPU: g, Engine: q.Engine.Name, TP: tp, WeightDtype: wdtype, KVDtype: kvdtype})
+	return q.newRoleFor(name, m, g, models.Parallelism{TP: tp}, budget, wdtype, kvdtype)
+}
+
+// newRoleFor sizes one worker of layout par (data, expert and pipeline
+// ranks beyond its tp).
+func (q *Query) newRoleFor(name string, m *catalog.Model, g *catalog.GPU, par models.Parallelism, budget int, wdtype, kvdtype string) (*role, error) {
+	return q.newRoleOver(name, m, g, par, nil, budget, wdtype, kvdtype)
+}
+
+// newRoleOver is newRoleFor of a worker whose NVLink domains network
+// joins (nil: it fits one domain).
+func (q *Query) newRoleOver(name string, m *catalog.Model, g *catalog.GPU, par models.Parallelism, network *catalog.Link, budget int, wdtype, kvdtype string) (*role, error) {
+	par = par.Norm()
+	tp := par.TP
+	timer, note, err := q.Timers(EngineSpec{Model: m, GPU: g, Engine: q.Engine.Name, TP: tp, Parallel: par, Link: network, WeightDtype: wdtype, KVDtype: kvdtype})
 	if err != nil {
 		return nil, err
 	}
-	r := &role{name: name, gpu: g, tp: tp, budget: budget, maxModelLen: q.maxModelLen(), block: q.Engine.DefaultBlockSize,
+	r := &role{name: name, gpu: g, tp: tp, par: par, gpus: par.GPUs(), network: network, budget: budget, maxModelLen: q.maxModelLen(), block: q.Engine.DefaultBlockSize,
 		timer: timer, note: note, models: map[int]*openloop.Worker{}}
-	r.usd, r.priceSource, r.priceOK = q.perGPU(g, tp)
+	r.usd, r.priceSource, r.priceOK = q.perGPU(g, r.gpus)
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
 		Model: m, KV: models.KVOptions{KVDtype: kvdtype, TP: tp}, GPU: g, Engine: q.Engine,
 		// GPUUtil 0: the engine's default for its version, as kvplan memory takes it.
 		MaxModelLen: r.maxModelLen, BlockSize: r.block, MaxNumBatchedTokens: budget,
+		Parallel: models.Parallelism{TP: par.TP, DP: par.DP, EP: par.EP, PP: par.PP}, PP: par.PP,
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.memory, r.budget, r.maxSeqs, r.slots = mp, mp.MaxNumBatchedTokens, mp.MaxNumSeqs, mp.KVSlotsTokens
+	// The budget and sequence limit are each data-parallel rank's (the
+	// engine's arguments); the slots are the whole worker's.
+	r.memory, r.budget, r.maxSeqs, r.slots = mp, mp.MaxNumBatchedTokens, mp.MaxNumSeqs, planner.WorkerKVSlots(mp)
 	need := int64(q.largestRequest())
 	switch {
 	case !mp.ModelFits:
-		r.memoryWhy = fmt.Sprintf("%s weights (%s per GPU at tp %d) leave no room for a KV cache on %s", m.Name, gib(mp.WeightsBytes), tp, g.Name)
-	case r.slots < need:
-		r.memoryWhy = fmt.Sprintf("%d KV slots per worker on %s at tp %d hold less than one request (%d tokens)", r.slots, g.Name, tp, need)
+		r.memoryWhy = fmt.Sprintf("%s weights (%s per GPU at %s) leave no room for a KV cache on %s", m.Name, gib(mp.WeightsBytes), explainLayout(par), g.Name)
+	case mp.KVSlotsTokens < need:
+		r.memoryWhy = fmt.Sprintf("%d KV slots per worker on %s at %s hold less than one request (%d tokens)", r.slots, g.Name, explainLayout(par), need)
 	default:
 		r.fits = true
 	}
@@ -167,29 +193,39 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			// Roles by GPU and tp, built once and shared by the shapes.
+			// Roles by GPU and layout, built once and shared by the shapes.
 			type key struct {
-				role string
-				gpu  string
-				tp   int
-				b    int
+				role   string
+				gpu    string
+				layout string
+				b      int
 			}
 			roles := map[key]*role{}
-			get := func(name string, g *catalog.GPU, tp, budget int) *role {
-				k := key{name, g.Name, tp, budget}
+			get := func(name string, g *catalog.GPU, lo layoutOpt, budget int) *role {
+				k := key{name, g.Name, lo.key(), budget}
 				if r, ok := roles[k]; ok {
 					return r
 				}
-				r, err := q.newRole(name, m, g, tp, budget, wd, kd)
-				if err != nil {
-					note(fmt.Sprintf("%s at tp %d on %s is not offered: %v", m.Name, tp, g.Name, err))
+				r, err := q.newRoleOver(name, m, g, lo.par, lo.network, budget, wd, kd)
+				switch {
+				case err != nil:
+					note(fmt.Sprintf("%s at %s on %s is not offered: %v", m.Name, explainLayout(lo.par), g.Name, err))
+				case !lo.par.Plain() && !r.fits:
+					// A layout beyond tp that does not fit is left out (the
+					// plain tp sizes say what does not fit), keeping the
+					// search's shapes few.
+					r = nil
 				}
 				roles[k] = r
 				return r
 			}
+			layouts := map[string][]layoutOpt{}
 			for _, g := range q.GPUOptions {
-				for _, tp := range tps {
-					base := get(roleAggregated, g, tp, 0)
+				layouts[g.Name] = q.layoutOptions(m, g, tps, note)
+			}
+			for _, g := range q.GPUOptions {
+				for _, lo := range layouts[g.Name] {
+					base := get(roleAggregated, g, lo, 0)
 					if base == nil {
 						continue
 					}
@@ -202,7 +238,7 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 					for _, b := range budgets {
 						r := base
 						if b != base.budget {
-							if r = get(roleAggregated, g, tp, b); r == nil {
+							if r = get(roleAggregated, g, lo, b); r == nil {
 								continue
 							}
 							r.smaller = true
@@ -213,18 +249,32 @@ func (q *Query) shapes() ([]*shape, []string, error) {
 			}
 			for _, l := range q.Links {
 				for _, gp := range q.GPUOptions {
-					for _, tpp := range tps {
-						p := get(rolePrefill, gp, tpp, 0)
+					for _, lp := range layouts[gp.Name] {
+						if lp.network != nil && lp.network != l {
+							continue // a multi-node worker's nodes are joined by the shape's link
+						}
+						p := get(rolePrefill, gp, lp, 0)
 						if p == nil {
 							continue
 						}
 						for _, gd := range q.GPUOptions {
-							for _, tpd := range tps {
-								d := get(roleDecode, gd, tpd, 0)
+							for _, ld := range layouts[gd.Name] {
+								if ld.network != nil && ld.network != l {
+									continue
+								}
+								d := get(roleDecode, gd, ld, 0)
 								if d == nil {
 									continue
 								}
-								kvp, err := models.NewKV(m, models.KVOptions{KVDtype: kd, TP: tpp})
+								if (!lp.par.Plain() || !ld.par.Plain()) && (gp != gd || !p.fits || !d.fits) {
+									// A layout beyond tp pairs with workers of its own
+									// GPU that fit (as the wide-EP deployments run),
+									// which keeps the search's pairs few: the plain
+									// pairs already show every GPU mix and what does
+									// not fit.
+									continue
+								}
+								kvp, err := models.NewKV(m, models.KVOptions{KVDtype: kd, TP: lp.par.Norm().TP})
 								if err != nil {
 									return nil, nil, err
 								}

@@ -313,13 +313,15 @@ func (q *Query) simulate(c *Candidate, smp sample, requests int, seed uint64) (*
 	cfg.CapacityBlocks = int(first.slots / int64(block))
 	obs := &observed{frontendMS: q.FrontendMS}
 	obs.perTTFT, obs.perTPOT, obs.perE2E = q.SLO.PerRequest()
-	eng := &sim.Engine{Step: first.timer, MaxNumBatchedTokens: first.budget, MaxNumSeqs: first.maxSeqs, Observer: obs}
+	// A worker of data-parallel ranks schedules each rank's budget and
+	// sequences: the whole worker's are dp times the engine's arguments.
+	eng := &sim.Engine{Step: first.timer, MaxNumBatchedTokens: first.workerBudget(), MaxNumSeqs: first.workerSeqs(), Observer: obs}
 	note := ""
 	if s.mode == ModeDisaggregated {
 		d := s.roles[1]
 		eng.DecodeWorkers, eng.DecodeStep = smp.workers[1], d.timer
 		eng.DecodeCapacityBlocks = int(d.slots / int64(block))
-		eng.DecodeMaxNumBatchedTokens, eng.DecodeMaxNumSeqs = d.budget, d.maxSeqs
+		eng.DecodeMaxNumBatchedTokens, eng.DecodeMaxNumSeqs = d.workerBudget(), d.workerSeqs()
 		t := e.transfer
 		// One path per worker pair, as the analytic model has: a transfer
 		// shares only its decode worker's path.

@@ -4,6 +4,7 @@
 package capacitytest
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/kvplan/kvplan/catalog"
@@ -68,5 +69,8 @@ func (r *Roofline) StepMS(pt, pc, dc []int) float64 {
 
 // Timers is a capacity.TimerFactory of Rooflines.
 func Timers(s capacity.EngineSpec) (capacity.StepTimer, string, error) {
+	if !s.Parallel.Plain() {
+		return nil, "", fmt.Errorf("the roofline stand-in models tensor parallelism alone, not %s", s.Parallel)
+	}
 	return NewRoofline(s.Model, s.GPU, s.TP), "", nil
 }
