@@ -109,18 +109,7 @@ func (p *MemoryPlan) stage(sc MemoryScenario, w *weightLayout, s, layers int, d 
 }
 
 func stageEmbText(w *weightLayout, s, pp int) string {
-	var b float64
-	if s == 0 {
-		b += w.embedBytes
-	}
-	if s == pp-1 {
-		if !w.tied {
-			b += w.lmHeadBytes
-		} else if pp > 1 {
-			b += w.embedBytes
-		}
-	}
-	return fmt.Sprintf("%.0f", b)
+	return fmt.Sprintf("%.0f", embedShare(w, s, pp))
 }
 
 // profiledStage is vLLM's and TRT-LLM's accounting: a profiling forward

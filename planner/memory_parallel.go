@@ -49,6 +49,9 @@ func (p *MemoryPlan) parallelStageWeights(sc MemoryScenario, w *weightLayout, st
 		w.layersBytes-routedBytes, st.Layers, m.Layers, embedShare(w, s, pp), tp, routedBytes, st.Layers, m.Layers, E, R, E, tp, lay.DP)
 }
 
+// embedShare is the embedding and lm_head bytes pipeline stage s of pp holds
+// (the first the embedding, the last the lm_head, or the embedding again
+// when they are tied and the stages are apart).
 func embedShare(w *weightLayout, s, pp int) float64 {
 	var b float64
 	if s == 0 {

@@ -112,21 +112,9 @@ func prepareRow(cat *catalog.Catalog, r Row, engines map[string]*catalog.Engine)
 	case r.TP > 8:
 		return "tp over 8 (more than one node)", nil
 	}
-	name, ok := modelOf[r.ModelPath]
-	if !ok {
-		return "model not mapped", nil
-	}
-	base, err := cat.Model(name)
-	if err != nil {
-		return "model not in catalog", nil
-	}
-	gname, ok := gpuOf[r.System]
-	if !ok {
-		return "gpu not mapped", nil
-	}
-	g, err := cat.GPU(gname)
-	if err != nil {
-		return "gpu not in catalog", nil
+	name, base, g, why := rowModelGPU(cat, r)
+	if why != "" {
+		return why, nil
 	}
 	if base.MoE != nil && r.MoETP > 0 && r.MoEEP > 0 && r.MoETP*r.MoEEP != r.TP {
 		return "expert parallelism across replicas", nil
@@ -150,19 +138,10 @@ func prepareRow(cat *catalog.Catalog, r Row, engines map[string]*catalog.Engine)
 	}
 	c.Load = perf.Load{Concurrency: conc, InputTokens: r.ISL, OutputTokens: r.OSL}
 	c.Limits = limitsFor(r.Engine, g, max(r.BatchSize, 1))
-	c.KVDtype = m.KVDtype
-	if r.Engine != "sglang" && m.WeightDtype != "bf16" && m.WeightDtype != "int4" {
-		c.KVDtype = "fp8"
-	}
-	key := r.Engine + "@" + r.Version
-	e := engines[key]
+	c.KVDtype = rowKVDtype(r, &m)
+	e := rowEngine(cat, engines, r)
 	if e == nil {
-		if e, _, err = cat.EngineVersion(r.Engine, r.Version); err != nil {
-			if e, _, err = cat.EngineVersion(r.Engine, ""); err != nil {
-				return "no engine profile", nil
-			}
-		}
-		engines[key] = e
+		return "no engine profile", nil
 	}
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
 		Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: r.TP}, GPU: g, Engine: e,
@@ -186,4 +165,54 @@ func (c *Case) Predict(eff *catalog.Efficiency) (perf.Result, error) {
 		return perf.Result{}, err
 	}
 	return m.Steady(c.Load, c.Limits)
+}
+
+// rowModelGPU is the catalog's model (its name as the fit groups it) and GPU of a measured row, or why the
+// row has none (its model or system not mapped, or not in the catalog).
+func rowModelGPU(cat *catalog.Catalog, r Row) (string, *catalog.Model, *catalog.GPU, string) {
+	name, ok := modelOf[r.ModelPath]
+	if !ok {
+		return "", nil, nil, "model not mapped"
+	}
+	base, err := cat.Model(name)
+	if err != nil {
+		return "", nil, nil, "model not in catalog"
+	}
+	gname, ok := gpuOf[r.System]
+	if !ok {
+		return "", nil, nil, "gpu not mapped"
+	}
+	g, err := cat.GPU(gname)
+	if err != nil {
+		return "", nil, nil, "gpu not in catalog"
+	}
+	return name, base, g, ""
+}
+
+// rowEngine is the engine profile of a row's version (the engine's newest
+// when the catalog has none of it), memoised in engines; nil when the
+// catalog has no profile of the engine.
+func rowEngine(cat *catalog.Catalog, engines map[string]*catalog.Engine, r Row) *catalog.Engine {
+	key := r.Engine + "@" + r.Version
+	if e := engines[key]; e != nil {
+		return e
+	}
+	e, _, err := cat.EngineVersion(r.Engine, r.Version)
+	if err != nil {
+		if e, _, err = cat.EngineVersion(r.Engine, ""); err != nil {
+			return nil
+		}
+	}
+	engines[key] = e
+	return e
+}
+
+// rowKVDtype is the KV dtype a row's run used: fp8 for an fp8 or fp4
+// checkpoint on vLLM and TensorRT-LLM (the engines take the checkpoint's KV
+// scales), the model's otherwise (SGLang keeps bf16 KV unless told).
+func rowKVDtype(r Row, m *catalog.Model) string {
+	if r.Engine != "sglang" && m.WeightDtype != "bf16" && m.WeightDtype != "int4" {
+		return "fp8"
+	}
+	return m.KVDtype
 }

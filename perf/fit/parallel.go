@@ -85,21 +85,9 @@ func prepareParallelRow(cat *catalog.Catalog, r Row, lay models.Parallelism, eng
 		return "pipeline parallel", nil
 	}
 	n := lay.Norm()
-	name, ok := modelOf[r.ModelPath]
-	if !ok {
-		return "model not mapped", nil
-	}
-	base, err := cat.Model(name)
-	if err != nil {
-		return "model not in catalog", nil
-	}
-	gname, ok := gpuOf[r.System]
-	if !ok {
-		return "gpu not mapped", nil
-	}
-	g, err := cat.GPU(gname)
-	if err != nil {
-		return "gpu not in catalog", nil
+	name, base, g, why := rowModelGPU(cat, r)
+	if why != "" {
+		return why, nil
 	}
 	m := *base
 	m.WeightDtype, m.WeightsBytes = dtypeOf(r.GemmQuant), 0
@@ -127,19 +115,10 @@ func prepareParallelRow(cat *catalog.Catalog, r Row, lay models.Parallelism, eng
 	}
 	c.Load = perf.Load{Concurrency: conc, InputTokens: r.ISL, OutputTokens: r.OSL}
 	c.Limits = limitsFor(r.Engine, g, perRank)
-	c.KVDtype = m.KVDtype
-	if r.Engine == "trtllm" && m.WeightDtype != "bf16" && m.WeightDtype != "int4" {
-		c.KVDtype = "fp8"
-	}
-	key := r.Engine + "@" + r.Version
-	e := engines[key]
+	c.KVDtype = rowKVDtype(r, &m)
+	e := rowEngine(cat, engines, r)
 	if e == nil {
-		if e, _, err = cat.EngineVersion(r.Engine, r.Version); err != nil {
-			if e, _, err = cat.EngineVersion(r.Engine, ""); err != nil {
-				return "no engine profile", nil
-			}
-		}
-		engines[key] = e
+		return "no engine profile", nil
 	}
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
 		Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: n.TP}, GPU: g, Engine: e,
