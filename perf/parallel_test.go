@@ -161,6 +161,40 @@ func TestParallelMTP(t *testing.T) {
 	}
 }
 
+// MTP's verification at DeepSeek's decode set-up (128 sequences per GPU,
+// 4,989 tokens of context, attention data-parallel: all 128 heads on each
+// GPU), by hand. Absorbed MLA decode attention per query token per context
+// token per layer: 128 heads × 2 × (512 + 64 scores + 512 values) = 278,528
+// FLOPs; per step 128 × 4,989 × 61 × 278,528 = 10.8498 TFLOP, 10.9705 ms at
+// 989 TFLOP/s. The latents read, bf16: 128 × 4,989 × 61 × 576 × 2 =
+// 44.875 GB, 9.3490 ms at 4.8 TB/s. One token: smax(10.9705, 9.3490) =
+// 12.8815 ms; MTP verifying 2 tokens a sequence doubles the FLOPs per query
+// token and reads the latents once: smax(21.9410, 9.3490) = 22.4928 ms.
+// (At FlashMLA's published H800 figures, 580–660 TFLOP/s and 3,000 GB/s,
+// the same step is 16.4–18.7 ms of compute against 15.0 ms of reads: the
+// attention is compute-bound already at one token, so verification costs
+// about twice; physics, not a constant.)
+func TestParallelMTPAttentionByHand(t *testing.T) {
+	ctx := make([]int, 1024)
+	for i := range ctx {
+		ctx[i] = 4989
+	}
+	for _, c := range []struct {
+		spec int
+		want float64
+	}{{0, 12.881467}, {1, 22.492776}} {
+		lay := models.Parallelism{DP: 8, EP: 8}
+		if c.spec > 0 {
+			lay.SpeculativeTokens, lay.AcceptanceLength = c.spec, 1.8
+		}
+		m := newModel(t, Spec{Model: dsv3(), GPU: h200ish(), Engine: "sglang", TP: 1, WeightDtype: "fp8", KVDtype: "bf16", Efficiency: ideal(),
+			Parallel: lay, ParallelEfficiency: &testParEff})
+		if got := m.Step(nil, nil, ctx).KVReadMS; !near(got, c.want, 1e-6) {
+			t.Errorf("speculative %d: KV read and decode attention %.6f ms, want %.6f", c.spec, got, c.want)
+		}
+	}
+}
+
 // Pipeline: one prefill (one micro-batch) crosses the stages one after the
 // other: pp × stage + lm head + (pp − 1) × send; a full pipeline of pp
 // micro-batches takes m × (stage + lm head) when that is longer.
