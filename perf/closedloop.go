@@ -47,6 +47,12 @@ type Limits struct {
 	// modelled); SGLang also keeps new_token_ratio (0.1 in steady state) of
 	// the remaining output in reserve: 0.55.
 	KVReserveOutput float64
+	// BalanceRanks > 1 holds new requests until that many are waiting (one
+	// for every attention data-parallel rank) or the oldest has waited
+	// BalanceTimeoutIters iterations: TensorRT-LLM's attention-DP balancing
+	// (attention_dp_config enable_balance, timeout_iters; batching_wait_iters
+	// 0). 0 = admit as they come.
+	BalanceRanks, BalanceTimeoutIters int
 }
 
 // The benchmark each Steady call replays: every client sends
@@ -143,6 +149,9 @@ type bench struct {
 	cl         []client
 	transit    minHeap // clients on their way to the engine, by arrival time
 	waitq      []int   // arrived, not yet scheduled, FCFS
+	queuedAt   []int   // iteration (steps) at which each client's request joined waitq
+	balRanks   int     // Limits.BalanceRanks
+	balTimeout int     // Limits.BalanceTimeoutIters
 	prefilling []int   // scheduled, prefill not done, in order
 	decoding   []int   // decoding (for windowed models' per-sequence contexts)
 	pos        []int   // index of each decoding client in decoding
@@ -183,8 +192,8 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 	b := &bench{m: m, C: ld.Concurrency, isl: ld.InputTokens, osl: ld.OutputTokens,
 		budget: lim.MaxNumBatchedTokens, maxSeqs: lim.MaxNumSeqs, slots: lim.KVSlots,
 		separate: lim.SeparatePrefill, ramp: m.Efficiency.RampMS, warm: WarmRequests, perClient: RequestsPerClient,
-		harness: ld.AsHarness,
-		reqMS:   m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000}
+		harness: ld.AsHarness, balRanks: lim.BalanceRanks, balTimeout: lim.BalanceTimeoutIters,
+		reqMS: m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000}
 	b.need = int64((b.isl+b.osl+bs-1)/bs) * int64(bs)
 	if b.need > b.slots {
 		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
@@ -202,6 +211,9 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 		b.ramp, b.warm, b.perClient = 0, 0, HarnessRequestsPerClient
 	}
 	b.cl = make([]client, b.C)
+	if b.balRanks > 1 {
+		b.queuedAt = make([]int, b.C)
+	}
 	b.pos = make([]int, b.C)
 	b.measureT0 = math.Inf(1)
 	for c := range b.cl {
@@ -235,6 +247,9 @@ func (b *bench) run() error {
 		for b.transit.len() > 0 && b.transit.minKey() <= b.now {
 			_, c := b.transit.pop()
 			b.waitq = append(b.waitq, c)
+			if b.balRanks > 1 {
+				b.queuedAt[c] = b.steps
+			}
 		}
 		running := len(b.prefilling) + len(b.decoding)
 		if running == 0 && len(b.waitq) == 0 {
@@ -247,7 +262,7 @@ func (b *bench) run() error {
 		if b.steps > maxSteps {
 			return fmt.Errorf("the simulated benchmark did not finish within %d iterations", maxSteps)
 		}
-		if len(b.prefilling) > 0 || b.canAdmit() {
+		if len(b.prefilling) > 0 || (b.canAdmit() && b.released()) {
 			b.prefillStep()
 		} else if len(b.decoding) > 0 {
 			b.decodeRun()
@@ -256,6 +271,26 @@ func (b *bench) run() error {
 			b.now = b.transit.minKey()
 		}
 	}
+}
+
+// released reports whether the waiting requests may be scheduled under
+// attention-DP balancing (Limits.BalanceRanks): one waiting for every rank,
+// the oldest held BalanceTimeoutIters iterations, or an idle engine.
+func (b *bench) released() bool {
+	if b.balRanks <= 1 || len(b.waitq) == 0 {
+		return true
+	}
+	return len(b.waitq) >= b.balRanks || b.steps-b.queuedAt[b.waitq[0]] >= b.balTimeout ||
+		len(b.prefilling)+len(b.decoding) == 0
+}
+
+// heldFor is how many more iterations the oldest waiting request is held
+// (0: not held).
+func (b *bench) heldFor() int {
+	if b.released() {
+		return 0
+	}
+	return b.balTimeout - (b.steps - b.queuedAt[b.waitq[0]])
 }
 
 func (b *bench) canAdmit() bool {
@@ -318,7 +353,8 @@ func (b *bench) prefillStep() {
 		addChunk(c, n)
 		budget -= n
 	}
-	for budget > 0 && b.canAdmit() {
+	release := b.released()
+	for budget > 0 && release && b.canAdmit() {
 		c := b.waitq[0]
 		b.waitq = b.waitq[1:]
 		b.cl[c].admit = b.now
@@ -394,6 +430,12 @@ func (b *bench) decodeRun() {
 	f0 := first.TotalMS
 	f1, fm := f0, f0
 	if k > 1 {
+		f1 = at(k - 1).TotalMS
+		fm = at((k - 1) / 2).TotalMS
+	}
+	// Steps until a held request is released (attention-DP balancing).
+	if h := b.heldFor(); h > 0 && h < k {
+		k = h
 		f1 = at(k - 1).TotalMS
 		fm = at((k - 1) / 2).TotalMS
 	}

@@ -175,3 +175,33 @@ func TestSteadyDeterministic(t *testing.T) {
 		t.Errorf("two runs differ:\n%+v\n%+v", a, b)
 	}
 }
+
+// Attention-DP balancing (Limits.BalanceRanks): with 2 clients and 4 ranks
+// to fill, a request never finds 4 waiting, so it is held the timeout's 50
+// iterations while the other client's request decodes, then scheduled:
+// its wait grows by 50 decode iterations of one sequence (the other
+// client's), by hand 50 × DecodeStep(1).
+func TestBalanceHold(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "trtllm", TP: 1, Efficiency: realistic(3000)})
+	ld := Load{Concurrency: 2, InputTokens: 512, OutputTokens: 1000}
+	lim := Limits{MaxNumSeqs: 8, MaxNumBatchedTokens: 8192, KVSlots: 1_000_000}
+	free, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim.BalanceRanks, lim.BalanceTimeoutIters = 4, 50
+	held, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := m.DecodeStep(1, 512+500).TotalMS
+	t.Logf("waiting %.2f ms held, %.2f ms free; decode step %.4f ms", held.WaitingMS, free.WaitingMS, step)
+	if got, want := held.WaitingMS-free.WaitingMS, 50*step; !near(got, want, 0.1) {
+		t.Errorf("hold adds %.2f ms of waiting, want about 50 × %.3f ms = %.2f ms", got, step, want)
+	}
+	// Two ranks to fill: the second request releases both at once.
+	lim.BalanceRanks = 2
+	if two, err := m.Steady(ld, lim); err != nil || two.WaitingMS > held.WaitingMS {
+		t.Errorf("two ranks: waiting %.2f ms (err %v), more than four ranks' %.2f", two.WaitingMS, err, held.WaitingMS)
+	}
+}

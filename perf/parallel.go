@@ -56,7 +56,8 @@ type parallel struct {
 	expertsPerRank float64 // (E + redundant) / EP
 
 	a2aCalls      float64 // dispatches and combines per iteration (2 per MoE layer), all stages
-	a2aBytesTok   float64 // bytes one GPU sends per token it holds, dispatch + combine
+	a2aBytesTok   float64 // bytes one GPU sends per token it holds, dispatch + combine (low-latency kernels: a copy per routed expert)
+	a2aNormalTok  float64 // the same for the normal kernels: a copy per other rank the token routes to
 	gatherBytes   float64 // EP 1, DP > 1: bytes each GPU moves per worker token (all-gather + reduce-scatter)
 	a2aBms        float64 // bytes per ms the all-to-all reaches per GPU (low-latency kernels: per expert)
 	a2aNormalBms  float64 // the same for the normal kernels (across domains: once per node)
@@ -80,9 +81,10 @@ type ParallelDesc struct {
 	ExpertsPerRank    float64            `json:"experts_per_rank,omitempty"`
 	NVLinkDomain      int                `json:"nvlink_domain_gpus"`
 	Link              string             `json:"link,omitempty"`
-	AllToAllGBs       float64            `json:"alltoall_gb_per_s,omitempty"`        // per GPU, reached (low-latency kernels: decode-only steps)
-	AllToAllNormalGBs float64            `json:"alltoall_normal_gb_per_s,omitempty"` // per GPU, reached (normal kernels: steps with prefill)
-	AllToAllBytes     float64            `json:"alltoall_bytes_per_token,omitempty"`
+	AllToAllGBs       float64            `json:"alltoall_gb_per_s,omitempty"`               // per GPU, reached (low-latency kernels: decode-only steps)
+	AllToAllNormalGBs float64            `json:"alltoall_normal_gb_per_s,omitempty"`        // per GPU, reached (normal kernels: steps with prefill)
+	AllToAllBytes     float64            `json:"alltoall_bytes_per_token,omitempty"`        // low-latency kernels (decode-only steps): a copy per routed expert on another rank
+	AllToAllNormal    float64            `json:"alltoall_normal_bytes_per_token,omitempty"` // normal kernels (steps with prefill): a copy per other rank hit
 	DispatchBytes     float64            `json:"dispatch_bytes_per_element,omitempty"`
 	OverDomain        bool               `json:"alltoall_over_link,omitempty"`
 	Skew              float64            `json:"imbalance_skew,omitempty"`
@@ -232,6 +234,14 @@ func newParallel(spec Spec, out *Model, wb float64) error {
 			desc.DispatchBytes = db
 			q.a2aBytesTok = float64(m.HiddenSize) * k * (db + 2) * (q.ep - 1) / q.ep
 			desc.AllToAllBytes = q.a2aBytesTok
+			// The normal (throughput) kernels send a token once to each
+			// other rank that holds one of its k experts, and the rank
+			// copies it to its experts (DeepEP's dispatch layout,
+			// is_token_in_rank); the low-latency kernels send a copy per
+			// expert. Other ranks hit, with E/EP experts per rank and k
+			// distinct experts a token: (EP − 1)(1 − C(E − E/EP, k)/C(E, k)).
+			q.a2aNormalTok = float64(m.HiddenSize) * (db + 2) * otherRanksHit(E, k, q.ep)
+			desc.AllToAllNormal = q.a2aNormalTok
 			q.a2aCalls = 2 * q.layers
 		} else if n.DP > 1 {
 			// Attention DP without EP: the MoE layer is tensor-parallel over
@@ -258,7 +268,7 @@ func newParallel(spec Spec, out *Model, wb float64) error {
 				if n.EP > 1 {
 					D := G / float64(dom)
 					hit := (D - 1) * -math.Expm1(k*math.Log1p(-1/D))
-					invNormal = math.Max((1-out)/icBytes, hit/(k*(q.ep-1)/q.ep)/linkGPU)
+					invNormal = math.Max((1-out)/icBytes, hit/otherRanksHit(E, k, q.ep)/linkGPU)
 				} else {
 					invNormal = inv
 				}
@@ -297,6 +307,20 @@ func (q *parallel) imbalance(tokens float64) float64 {
 	mu := tokens * q.imbMean
 	sd := math.Sqrt(tokens * q.imbVar)
 	return math.Min(q.ep, (1+q.skew)*(1+q.imbZ*sd/mu))
+}
+
+// otherRanksHit is the mean number of the other ep − 1 ranks one token's k
+// distinct experts (of e, e/ep on each rank) land on: (ep − 1) × (1 −
+// C(e − e/ep, k) / C(e, k)).
+func otherRanksHit(e, k, ep float64) float64 {
+	if ep <= 1 {
+		return 0
+	}
+	miss := 1.0
+	for i := 0.0; i < k; i++ {
+		miss *= math.Max(0, e-e/ep-i) / (e - i)
+	}
+	return (ep - 1) * (1 - miss)
 }
 
 // share is the slowest of d ranks' share of n items spread over them: ⌈n/d⌉ / n.
@@ -443,7 +467,11 @@ func (m *Model) rankTerms(r rankBatch, decodeOnly bool) rankFull {
 		if q.a2aBytesTok > 0 {
 			// Each GPU holds its rank's tokens / TP; the hottest rank
 			// receives the imbalance times the mean.
-			bytes = r.tokens / q.tp * q.a2aBytesTok * f.imbalance / 2 // per call: half is dispatch, half combine
+			per := q.a2aNormalTok
+			if decodeOnly {
+				per = q.a2aBytesTok
+			}
+			bytes = r.tokens / q.tp * per * f.imbalance / 2 // per call: half is dispatch, half combine
 		} else {
 			bytes = r.worker * q.gatherBytes / 2
 		}

@@ -110,6 +110,35 @@ func TestParallelAllToAllByHand(t *testing.T) {
 	}
 }
 
+// The normal kernels (steps with prefill) send a token once to each other
+// rank one of its experts is on, not once per expert. DeepSeek-V3 at tp 1,
+// dp 8, ep 8, a prefill of 8 chunks of 1,024 tokens (one per rank), by hand:
+//
+//	a token misses a given other rank (32 of the 256 experts) with
+//	  probability 224/256 × 223/255 × 222/254 × 221/253 × 220/252 × 219/251
+//	  × 218/250 × 217/249 = 0.338168; it hits 7 × (1 − 0.338168) = 4.632821
+//	  of the 7 other ranks (the low-latency kernels' 8 × 7/8 = 7 copies)
+//	bytes per token: 7,168 × (1 + 4/128 + 2) × 4.632821 = 100,661.92 B
+//	imbalance over the 8,192 tokens the MoE layer sees: σ = √(8,192 ×
+//	  0.850980) = 83.49390; 1.3 × (1 + 2.039334 × 83.49390 / 8,192) = 1.327021
+//	all-to-all: 2 × 61 × (0.060 ms + 1,024 × 100,661.92 × 1.327021 / 2 /
+//	  337.5e6 B/ms) = 32.042873 ms
+func TestParallelAllToAllNormalByHand(t *testing.T) {
+	m := newModel(t, Spec{Model: dsv3(), GPU: h200ish(), Engine: "trtllm", TP: 1, WeightDtype: "fp8", Efficiency: ideal(),
+		Parallel: models.Parallelism{DP: 8, EP: 8}, ParallelEfficiency: &testParEff})
+	chunks := []int{1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}
+	tm := m.Step(chunks, nil, nil)
+	if !near(tm.Imbalance, 1.327021, 1e-5) {
+		t.Errorf("imbalance %.6f, want 1.327021", tm.Imbalance)
+	}
+	if !near(tm.AllToAllMS, 32.042873, 1e-5) {
+		t.Errorf("all-to-all %.6f ms, want 32.042873", tm.AllToAllMS)
+	}
+	if d := m.Parallel(); !near(d.AllToAllNormal, 100661.92, 1e-6) || d.AllToAllBytes != 152096 {
+		t.Errorf("normal kernels %.2f B/token (want 100661.92), low-latency %.0f (want 152096)", d.AllToAllNormal, d.AllToAllBytes)
+	}
+}
+
 // MTP: a decode-only step verifies N + 1 tokens per sequence and yields the
 // acceptance length; step_ms is the whole step over it.
 func TestParallelMTP(t *testing.T) {
@@ -129,6 +158,40 @@ func TestParallelMTP(t *testing.T) {
 	}
 	if pre := m.Step([]int{512}, nil, nil); pre.TokensPerStep != 1 || pre.DraftMS != 0 {
 		t.Errorf("prefill step under MTP: %+v", pre)
+	}
+}
+
+// MTP's verification at DeepSeek's decode set-up (128 sequences per GPU,
+// 4,989 tokens of context, attention data-parallel: all 128 heads on each
+// GPU), by hand. Absorbed MLA decode attention per query token per context
+// token per layer: 128 heads × 2 × (512 + 64 scores + 512 values) = 278,528
+// FLOPs; per step 128 × 4,989 × 61 × 278,528 = 10.8498 TFLOP, 10.9705 ms at
+// 989 TFLOP/s. The latents read, bf16: 128 × 4,989 × 61 × 576 × 2 =
+// 44.875 GB, 9.3490 ms at 4.8 TB/s. One token: smax(10.9705, 9.3490) =
+// 12.8815 ms; MTP verifying 2 tokens a sequence doubles the FLOPs per query
+// token and reads the latents once: smax(21.9410, 9.3490) = 22.4928 ms.
+// (At FlashMLA's published H800 figures, 580–660 TFLOP/s and 3,000 GB/s,
+// the same step is 16.4–18.7 ms of compute against 15.0 ms of reads: the
+// attention is compute-bound already at one token, so verification costs
+// about twice; physics, not a constant.)
+func TestParallelMTPAttentionByHand(t *testing.T) {
+	ctx := make([]int, 1024)
+	for i := range ctx {
+		ctx[i] = 4989
+	}
+	for _, c := range []struct {
+		spec int
+		want float64
+	}{{0, 12.881467}, {1, 22.492776}} {
+		lay := models.Parallelism{DP: 8, EP: 8}
+		if c.spec > 0 {
+			lay.SpeculativeTokens, lay.AcceptanceLength = c.spec, 1.8
+		}
+		m := newModel(t, Spec{Model: dsv3(), GPU: h200ish(), Engine: "sglang", TP: 1, WeightDtype: "fp8", KVDtype: "bf16", Efficiency: ideal(),
+			Parallel: lay, ParallelEfficiency: &testParEff})
+		if got := m.Step(nil, nil, ctx).KVReadMS; !near(got, c.want, 1e-6) {
+			t.Errorf("speculative %d: KV read and decode attention %.6f ms, want %.6f", c.spec, got, c.want)
+		}
 	}
 }
 

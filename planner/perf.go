@@ -332,14 +332,16 @@ func (p *PerfPlan) deriveParallel(r perf.Result, pd *perf.ParallelDesc) {
 			continue
 		}
 		if pd.AllToAllBytes > 0 && p.EP > 1 {
-			lat, gbs := e.AllToAllUS, pd.AllToAllGBs
-			if st.name == "prefill" {
-				lat, gbs = e.AllToAllNormalUS, pd.AllToAllNormalGBs
+			lat, gbs, bytes := e.AllToAllUS, pd.AllToAllGBs, pd.AllToAllBytes
+			copies := "top-k × (ep − 1)/ep copies (one per routed expert on another rank)"
+			if st.name == "prefill" && pd.AllToAllNormal > 0 {
+				lat, gbs, bytes = e.AllToAllNormalUS, pd.AllToAllNormalGBs, pd.AllToAllNormal
+				copies = "(ep − 1)(1 − C(E − E/ep, k)/C(E, k)) copies (one per other rank its experts are on)"
 			}
 			d.Add(st.name+"_alltoall_ms", st.t.AllToAllMS, "ms",
-				"2 × MoE layers × (latency + rank tokens / tp × hidden × top-k × (dispatch + combine bytes) × (ep − 1)/ep × imbalance / 2 / (bandwidth × alltoall eff)) ("+st.kind+")",
+				"2 × MoE layers × (latency + rank tokens / tp × hidden × "+copies+" × (dispatch + combine bytes) × imbalance / 2 / (bandwidth × alltoall eff)) ("+st.kind+")",
 				"latency %.0f µs, %.0f B per token (dispatch %.4g B, combine 2 B per element), imbalance %.3f, %.1f GB/s per GPU reached (alltoall eff %.2f)",
-				lat, pd.AllToAllBytes, pd.DispatchBytes, st.t.Imbalance, gbs, e.AllToAll)
+				lat, bytes, pd.DispatchBytes, st.t.Imbalance, gbs, e.AllToAll)
 		} else if pd.AllToAllBytes > 0 {
 			d.Add(st.name+"_alltoall_ms", st.t.AllToAllMS, "ms",
 				"2 × MoE layers × (latency + worker tokens × 2 (g − 1)/g × hidden × 2 B / 2 / bandwidth): all-gather + reduce-scatter (dp attention, ep 1)",

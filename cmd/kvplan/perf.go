@@ -281,10 +281,14 @@ func parallelTermRows(p *planner.PerfPlan) [][]string {
 		if p.EP <= 1 {
 			name = "all-gather + reduce-scatter (dp, ep 1)"
 		}
+		normal := pd.AllToAllBytes
+		if pd.AllToAllNormal > 0 {
+			normal = pd.AllToAllNormal // normal kernels: a copy per other rank hit
+		}
 		rows = append(rows, row(name, t.Prefill.AllToAllMS, t.Decode.AllToAllMS),
 			[]string{"  = 2 × layers × (latency + tokens/tp × bytes/token × imbalance / 2 / bandwidth)",
-				fmt.Sprintf("%.0f µs, %.0f B/token, %.1f GB/s", pd.Efficiency.AllToAllNormalUS, pd.AllToAllBytes, pd.AllToAllNormalGBs),
-				fmt.Sprintf("%.0f µs, %.1f GB/s per GPU%s", pd.Efficiency.AllToAllUS, pd.AllToAllGBs, pick(pd.OverDomain, " (over "+pd.Link+")", ""))})
+				fmt.Sprintf("%.0f µs, %.0f B/token, %.1f GB/s", pd.Efficiency.AllToAllNormalUS, normal, pd.AllToAllNormalGBs),
+				fmt.Sprintf("%.0f µs, %.0f B/token, %.1f GB/s per GPU%s", pd.Efficiency.AllToAllUS, pd.AllToAllBytes, pd.AllToAllGBs, pick(pd.OverDomain, " (over "+pd.Link+")", ""))})
 	}
 	if p.EP > 1 {
 		rows = append(rows, []string{"expert imbalance (hottest rank / mean)", fmt.Sprintf("%.3f", t.Prefill.Imbalance), fmt.Sprintf("%.3f", t.Decode.Imbalance)},

@@ -131,6 +131,12 @@ func prepareParallelRow(cat *catalog.Catalog, r Row, lay models.Parallelism, eng
 	if mp.KVSlotsTokens < int64(r.ISL+r.OSL) {
 		return "weights leave no room for one request (kvplan's memory model)", nil
 	}
+	if r.Engine == "trtllm" && n.DP > 1 {
+		// InferenceX's TensorRT-LLM launch scripts for attention DP set
+		// attention_dp_config {enable_balance: true, batching_wait_iters:
+		// 0, timeout_iters: 60}.
+		c.Limits.BalanceRanks, c.Limits.BalanceTimeoutIters = n.DP, 60
+	}
 	c.Limits.KVSlots = mp.KVSlotsTokens * int64(n.DP)
 	c.Limits.MaxNumSeqs *= n.DP
 	c.Limits.MaxNumBatchedTokens *= n.DP
@@ -144,6 +150,7 @@ func prepareParallelRow(cat *catalog.Catalog, r Row, lay models.Parallelism, eng
 	if models.CheckTP(&m, pc.GPUs) == nil {
 		plain := *c
 		plain.TP = pc.GPUs
+		plain.Limits.BalanceRanks, plain.Limits.BalanceTimeoutIters = 0, 0 // the baseline: kvplan before the layout's terms
 		pmp, err := planner.PlanMemory(planner.MemoryScenario{
 			Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: pc.GPUs}, GPU: g, Engine: e,
 			MaxModelLen: r.ISL + r.OSL, MaxNumBatchedTokens: c.Limits.MaxNumBatchedTokens, MaxNumSeqs: c.Limits.MaxNumSeqs,

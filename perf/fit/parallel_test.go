@@ -46,6 +46,7 @@ func TestParallelAccuracy(t *testing.T) {
 	Format(&b, "Attention data-parallel rows only", Summarize(filterDP(preds, cases), ByKind))
 	Format(&b, "Baseline: tensor parallelism over the same GPUs (kvplan before the layout's terms; the catalog's efficiencies were fitted on many of these rows read that way)",
 		Summarize(PlainBaseline(cases), ByKind))
+	formatSegments(&b, cases, preds, PlainBaseline(cases))
 	t.Log(b.String())
 	goldenfile.Check(t, filepath.Join("testdata", "parallel_accuracy.md"), b.Bytes(), *update, "go test ./perf/fit -run TestParallelFit -fit, then go test ./perf/fit -run TestParallelAccuracy -update", false)
 }
@@ -145,4 +146,62 @@ func exTotal(ex Exclusion) int {
 		n += v
 	}
 	return n
+}
+
+// formatSegments writes the layout model beside the plain-TP baseline per
+// engine × layout kind (attention data-parallel or expert-parallel only) ×
+// weight dtype: median |error| and median signed error (predicted /
+// measured − 1) of TTFT and TPOT, over the rows both predict. A segment
+// where the baseline wins points at a wrong or missing mechanism there.
+func formatSegments(b *bytes.Buffer, cases []*ParCase, preds, base []Prediction) {
+	type acc struct{ lt, lp, bt, bp []float64 }
+	seg := map[string]*acc{}
+	for i, c := range cases {
+		kind := "ep only"
+		if c.Layout.DP > 1 {
+			kind = "attention dp"
+		}
+		key := c.Engine + " | " + kind + " | " + c.Dtype
+		a := seg[key]
+		if a == nil {
+			a = &acc{}
+			seg[key] = a
+		}
+		p, q := preds[i], base[i]
+		if p.Err != nil || q.Err != nil || !(p.TTFTMS > 0) || !(q.TTFTMS > 0) || !(p.TPOTMS > 0) || !(q.TPOTMS > 0) {
+			continue
+		}
+		a.lt = append(a.lt, p.TTFTMS/c.TTFTMS-1)
+		a.lp = append(a.lp, p.TPOTMS/c.TPOTMS-1)
+		a.bt = append(a.bt, q.TTFTMS/c.TTFTMS-1)
+		a.bp = append(a.bp, q.TPOTMS/c.TPOTMS-1)
+	}
+	med := func(x []float64, abs bool) string {
+		y := make([]float64, len(x))
+		for i, v := range x {
+			if abs && v < 0 {
+				v = -v
+			}
+			y[i] = v
+		}
+		m, _, _ := stats(y, 0)
+		if abs {
+			return pct(m)
+		}
+		return fmt.Sprintf("%+.1f%%", 100*m)
+	}
+	var keys []string
+	for k := range seg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b.WriteString("\nBy segment: the layout model beside the baseline (rows both predict; |error| and signed median of predicted / measured − 1)\n\n")
+	b.WriteString("| engine | layout | weights | rows | TTFT layout | TTFT baseline | TTFT layout signed | TTFT baseline signed | TPOT layout | TPOT baseline | TPOT layout signed | TPOT baseline signed |\n")
+	b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, k := range keys {
+		a := seg[k]
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", k, len(a.lt),
+			med(a.lt, true), med(a.bt, true), med(a.lt, false), med(a.bt, false),
+			med(a.lp, true), med(a.bp, true), med(a.lp, false), med(a.bp, false))
+	}
 }
