@@ -222,3 +222,20 @@ func TestBalanceHold(t *testing.T) {
 		t.Errorf("5 clients on 4 ranks: the hold adds %.2f ms of waiting, want more than 0 and at most 50 × %.3f ms = %.2f ms", extra, step, 50*step)
 	}
 }
+
+// A data-parallel rank holds 1/BalanceRanks of the worker's KV slots: a
+// request of 512 + 1000 tokens (1,520 slots in blocks of 16) fits 4,000
+// slots, not a quarter of them (1,000), and says so.
+func TestBalanceRankKV(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "trtllm", TP: 1, Efficiency: realistic(3000)})
+	ld := Load{Concurrency: 4, InputTokens: 512, OutputTokens: 1000}
+	lim := Limits{MaxNumSeqs: 8, MaxNumBatchedTokens: 8192, KVSlots: 4000}
+	if _, err := m.Steady(ld, lim); err != nil {
+		t.Fatalf("one queue: %v", err)
+	}
+	lim.BalanceRanks, lim.BalanceTimeoutIters = 4, 60
+	_, err := m.Steady(ld, lim)
+	if err == nil || !strings.Contains(err.Error(), "a data-parallel rank holds 1000") {
+		t.Errorf("4 ranks of 1,000 slots: err %v, want the rank's 1000 slots named", err)
+	}
+}
