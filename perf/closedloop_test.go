@@ -239,3 +239,27 @@ func TestBalanceRankKV(t *testing.T) {
 		t.Errorf("4 ranks of 1,000 slots: err %v, want the rank's 1000 slots named", err)
 	}
 }
+
+// Per-rank queues that bind nothing replay what one queue does, byte for
+// byte: 8 clients on 4 ranks (least-loaded: 2 a rank), a timeout of 1 (the
+// counter reaches it at every unbalanced iteration, so nothing is held), a
+// rank's budget of 2 prompts and their decodes, its max_num_seqs 2 and KV
+// far from full: every iteration admits every waiting request either way,
+// so the batches, and every figure, are the same.
+func TestBalanceRanksUnbound(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "trtllm", TP: 1, Efficiency: realistic(3000)})
+	ld := Load{Concurrency: 8, InputTokens: 512, OutputTokens: 200, AsHarness: true}
+	lim := Limits{MaxNumSeqs: 8, MaxNumBatchedTokens: 4 * (2*512 + 2), KVSlots: 1_000_000}
+	one, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim.BalanceRanks, lim.BalanceTimeoutIters = 4, 1
+	ranks, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one != ranks {
+		t.Errorf("one queue and 4 unbound rank queues differ:\n%+v\n%+v", one, ranks)
+	}
+}
