@@ -47,11 +47,20 @@ type Limits struct {
 	// modelled); SGLang also keeps new_token_ratio (0.1 in steady state) of
 	// the remaining output in reserve: 0.55.
 	KVReserveOutput float64
-	// BalanceRanks > 1 holds new requests until that many are waiting (one
-	// for every attention data-parallel rank) or the oldest has waited
-	// BalanceTimeoutIters iterations: TensorRT-LLM's attention-DP balancing
-	// (attention_dp_config enable_balance, timeout_iters; batching_wait_iters
-	// 0). 0 = admit as they come.
+	// BalanceRanks > 1 replays TensorRT-LLM's attention data parallelism
+	// with balancing (attention_dp_config enable_balance, timeout_iters
+	// BalanceTimeoutIters, batching_wait_iters 0) over that many ranks, each
+	// with its own waiting queue and 1/BalanceRanks of MaxNumSeqs,
+	// MaxNumBatchedTokens and KVSlots. A request joins the rank with the
+	// fewest active (waiting or running) requests, the lowest rank on a tie
+	// (executor_request_queue's _balance_requests_across_ranks: a heap of
+	// the ranks' active prompt tokens, equal prompts here). New context
+	// requests are scheduled in an iteration only when every rank has one
+	// it can schedule, when some rank has no generating sequence, or when
+	// the hold counter reaches the timeout (py_executor's
+	// _balance_adp_requests: the counter counts every iteration that is not
+	// balanced, requests waiting or not, and restarts on a release).
+	// 0 = one queue for the worker, admitted as they come.
 	BalanceRanks, BalanceTimeoutIters int
 }
 
@@ -149,19 +158,28 @@ type bench struct {
 	cl         []client
 	transit    minHeap // clients on their way to the engine, by arrival time
 	waitq      []int   // arrived, not yet scheduled, FCFS
-	queuedAt   []int   // iteration (steps) at which each client's request joined waitq
 	balRanks   int     // Limits.BalanceRanks
 	balTimeout int     // Limits.BalanceTimeoutIters
-	prefilling []int   // scheduled, prefill not done, in order
-	decoding   []int   // decoding (for windowed models' per-sequence contexts)
-	pos        []int   // index of each decoding client in decoding
-	done       minHeap // decoding clients by completion iteration
-	sumS0      float64 // Σ first-token iteration of the decoding clients
-	kvUsed     int64
-	now        float64
-	dstep      int // decode iterations so far
-	steps      int
-	measureT0  float64 // the first measured request's send time
+	// Per-rank state (balRanks > 1): each client's rank, each rank's
+	// waiting queue, requests running (prefilling or decoding), decoding,
+	// KV in use, and the rank's limits; holdIters is the balancing counter.
+	rank           []int
+	rq             [][]int
+	rRun, rDec     []int
+	rKV            []int64
+	rSeqs, rBudget int
+	rSlots         int64
+	holdIters      int
+	prefilling     []int   // scheduled, prefill not done, in order
+	decoding       []int   // decoding (for windowed models' per-sequence contexts)
+	pos            []int   // index of each decoding client in decoding
+	done           minHeap // decoding clients by completion iteration
+	sumS0          float64 // Σ first-token iteration of the decoding clients
+	kvUsed         int64
+	now            float64
+	dstep          int // decode iterations so far
+	steps          int
+	measureT0      float64 // the first measured request's send time
 
 	ttft, tpot, wait, prefill, latency stat
 	runArea, runTime                   float64
@@ -211,8 +229,14 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 		b.ramp, b.warm, b.perClient = 0, 0, HarnessRequestsPerClient
 	}
 	b.cl = make([]client, b.C)
-	if b.balRanks > 1 {
-		b.queuedAt = make([]int, b.C)
+	if D := b.balRanks; D > 1 {
+		b.rank = make([]int, b.C)
+		b.rq = make([][]int, D)
+		b.rRun, b.rDec, b.rKV = make([]int, D), make([]int, D), make([]int64, D)
+		b.rSeqs, b.rBudget, b.rSlots = max(1, b.maxSeqs/D), max(1, b.budget/D), b.slots/int64(D)
+		if b.need > b.rSlots {
+			return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but a data-parallel rank holds %d", b.isl, b.osl, b.need, b.rSlots)
+		}
 	}
 	b.pos = make([]int, b.C)
 	b.measureT0 = math.Inf(1)
@@ -246,13 +270,14 @@ func (b *bench) run() error {
 	for {
 		for b.transit.len() > 0 && b.transit.minKey() <= b.now {
 			_, c := b.transit.pop()
-			b.waitq = append(b.waitq, c)
 			if b.balRanks > 1 {
-				b.queuedAt[c] = b.steps
+				b.assign(c)
+				continue
 			}
+			b.waitq = append(b.waitq, c)
 		}
 		running := len(b.prefilling) + len(b.decoding)
-		if running == 0 && len(b.waitq) == 0 {
+		if running == 0 && b.waiting() == 0 {
 			if b.transit.len() == 0 {
 				return nil
 			}
@@ -262,7 +287,7 @@ func (b *bench) run() error {
 		if b.steps > maxSteps {
 			return fmt.Errorf("the simulated benchmark did not finish within %d iterations", maxSteps)
 		}
-		if len(b.prefilling) > 0 || (b.canAdmit() && b.released()) {
+		if len(b.prefilling) > 0 || (b.canAdmit() && b.balanced()) {
 			b.prefillStep()
 		} else if len(b.decoding) > 0 {
 			b.decodeRun()
@@ -273,28 +298,129 @@ func (b *bench) run() error {
 	}
 }
 
-// released reports whether the waiting requests may be scheduled under
-// attention-DP balancing (Limits.BalanceRanks): one waiting for every rank,
-// the oldest held BalanceTimeoutIters iterations, or an idle engine.
-func (b *bench) released() bool {
-	if b.balRanks <= 1 || len(b.waitq) == 0 {
-		return true
+// assign puts client c's request in the waiting queue of the rank with the
+// fewest active requests (the lowest on a tie).
+func (b *bench) assign(c int) {
+	best := 0
+	for r := 1; r < b.balRanks; r++ {
+		if b.rRun[r]+len(b.rq[r]) < b.rRun[best]+len(b.rq[best]) {
+			best = r
+		}
 	}
-	return len(b.waitq) >= b.balRanks || b.steps-b.queuedAt[b.waitq[0]] >= b.balTimeout ||
-		len(b.prefilling)+len(b.decoding) == 0
+	b.rank[c] = best
+	b.rq[best] = append(b.rq[best], c)
 }
 
-// heldFor is how many more iterations the oldest waiting request is held
-// (0: not held).
+// waiting is how many requests reached the engine and wait to be scheduled.
+func (b *bench) waiting() int {
+	if b.balRanks <= 1 {
+		return len(b.waitq)
+	}
+	n := 0
+	for _, q := range b.rq {
+		n += len(q)
+	}
+	return n
+}
+
+// rankCanAdmit reports whether rank r can schedule its next waiting request.
+func (b *bench) rankCanAdmit(r int) bool {
+	return len(b.rq[r]) > 0 && b.rRun[r] < b.rSeqs && b.rKV[r]+b.need <= b.rSlots
+}
+
+// holdState is _balance_adp_requests' view of the ranks: whether every rank
+// has a context request it can schedule, whether every rank has a
+// generating sequence.
+func (b *bench) holdState() (allCtx, allGen bool) {
+	allCtx, allGen = true, true
+	for r := 0; r < b.balRanks; r++ {
+		if !b.rankCanAdmit(r) {
+			allCtx = false
+		}
+		if b.rDec[r] == 0 {
+			allGen = false
+		}
+	}
+	return allCtx, allGen
+}
+
+// balanced reports whether this iteration may schedule new context
+// requests (always, without balancing), without moving the counter.
+func (b *bench) balanced() bool {
+	if b.balRanks <= 1 {
+		return true
+	}
+	allCtx, allGen := b.holdState()
+	return allCtx || !allGen || b.holdIters+1 >= b.balTimeout
+}
+
+// decide is balanced for the iteration about to run, moving the counter.
+func (b *bench) decide() bool {
+	if b.balRanks <= 1 {
+		return true
+	}
+	allCtx, allGen := b.holdState()
+	if allCtx {
+		b.holdIters = 0
+		return true
+	}
+	b.holdIters++
+	if b.holdIters >= b.balTimeout || !allGen {
+		b.holdIters = 0
+		return true
+	}
+	return false
+}
+
+// heldFor is how many iterations from now new requests stay held (0: the
+// next iteration may schedule them, or none could be scheduled).
 func (b *bench) heldFor() int {
-	if b.released() {
+	if b.balRanks <= 1 || !b.canAdmit() || b.balanced() {
 		return 0
 	}
-	return b.balTimeout - (b.steps - b.queuedAt[b.waitq[0]])
+	return b.balTimeout - 1 - b.holdIters
+}
+
+// holdRun moves the balancing counter over k decode-only iterations in which
+// nothing is scheduled (decodeRun stops before a release).
+func (b *bench) holdRun(k int) {
+	if b.balRanks <= 1 {
+		return
+	}
+	_, allGen := b.holdState()
+	switch {
+	case !allGen:
+		b.holdIters = 0
+	case b.canAdmit():
+		b.holdIters += k
+	default:
+		b.holdIters = (b.holdIters + k) % b.balTimeout
+	}
 }
 
 func (b *bench) canAdmit() bool {
+	if b.balRanks > 1 {
+		for r := 0; r < b.balRanks; r++ {
+			if b.rankCanAdmit(r) {
+				return true
+			}
+		}
+		return false
+	}
 	return len(b.waitq) > 0 && len(b.prefilling)+len(b.decoding) < b.maxSeqs && b.kvUsed+b.need <= b.slots
+}
+
+// seat reports whether a request arriving now could be scheduled.
+func (b *bench) seat() bool {
+	if b.balRanks > 1 {
+		for r := 0; r < b.balRanks; r++ {
+			if b.rRun[r] < b.rSeqs && b.rKV[r]+b.need <= b.rSlots {
+				return true
+			}
+		}
+		return false
+	}
+	return len(b.decoding)+len(b.prefilling) < b.maxSeqs && b.kvUsed+b.need <= b.slots
 }
 
 // decodeBatch adds the decoding sequences, at the current iteration, to a.
@@ -345,24 +471,58 @@ func (b *bench) prefillStep() {
 		}
 		list = append(list, chunk{c, n})
 	}
-	for _, c := range b.prefilling {
-		if budget <= 0 {
-			break
+	if D := b.balRanks; D > 1 {
+		// Each rank fills its own token budget: its chunks in progress,
+		// then its waiting requests if the balancing lets them in.
+		rb := make([]int, D)
+		for r := range rb {
+			rb[r] = b.rBudget
+			if withDecodes {
+				rb[r] -= b.rDec[r]
+			}
 		}
-		n := min(b.isl-b.cl[c].prefilled, budget)
-		addChunk(c, n)
-		budget -= n
-	}
-	release := b.released()
-	for budget > 0 && release && b.canAdmit() {
-		c := b.waitq[0]
-		b.waitq = b.waitq[1:]
-		b.cl[c].admit = b.now
-		b.kvUsed += b.need
-		b.prefilling = append(b.prefilling, c)
-		n := min(b.isl, budget)
-		addChunk(c, n)
-		budget -= n
+		for _, c := range b.prefilling {
+			if r := b.rank[c]; rb[r] > 0 {
+				n := min(b.isl-b.cl[c].prefilled, rb[r])
+				addChunk(c, n)
+				rb[r] -= n
+			}
+		}
+		if b.decide() {
+			for r := 0; r < D; r++ {
+				for rb[r] > 0 && b.rankCanAdmit(r) {
+					c := b.rq[r][0]
+					b.rq[r] = b.rq[r][1:]
+					b.cl[c].admit = b.now
+					b.kvUsed += b.need
+					b.rKV[r] += b.need
+					b.rRun[r]++
+					b.prefilling = append(b.prefilling, c)
+					n := min(b.isl, rb[r])
+					addChunk(c, n)
+					rb[r] -= n
+				}
+			}
+		}
+	} else {
+		for _, c := range b.prefilling {
+			if budget <= 0 {
+				break
+			}
+			n := min(b.isl-b.cl[c].prefilled, budget)
+			addChunk(c, n)
+			budget -= n
+		}
+		for budget > 0 && b.canAdmit() {
+			c := b.waitq[0]
+			b.waitq = b.waitq[1:]
+			b.cl[c].admit = b.now
+			b.kvUsed += b.need
+			b.prefilling = append(b.prefilling, c)
+			n := min(b.isl, budget)
+			addChunk(c, n)
+			budget -= n
+		}
 	}
 	t := b.m.terms(a)
 	b.advance(t.TotalMS)
@@ -408,6 +568,9 @@ func (b *bench) prefillStep() {
 		cl.finish = b.dstep + b.osl - 1
 		b.pos[c] = len(b.decoding)
 		b.decoding = append(b.decoding, c)
+		if b.balRanks > 1 {
+			b.rDec[b.rank[c]]++
+		}
 		b.sumS0 += float64(b.dstep)
 		b.done.push(float64(cl.finish), c)
 	}
@@ -440,8 +603,7 @@ func (b *bench) decodeRun() {
 		fm = at((k - 1) / 2).TotalMS
 	}
 	// Steps until a request on its way arrives, when it could be scheduled.
-	seat := len(b.decoding)+len(b.prefilling) < b.maxSeqs && b.kvUsed+b.need <= b.slots
-	if seat && b.transit.len() > 0 {
+	if b.seat() && b.transit.len() > 0 {
 		gap := b.transit.minKey() - b.now
 		n := stepsToCover(gap, f0, f1, k)
 		if n < k {
@@ -470,6 +632,7 @@ func (b *bench) decodeRun() {
 	}
 	b.steps += k - 1
 	b.dstep += k
+	b.holdRun(k)
 	b.complete()
 }
 
@@ -523,6 +686,9 @@ func (b *bench) complete() {
 		i, last := b.pos[c], b.decoding[len(b.decoding)-1]
 		b.decoding[i], b.pos[last] = last, i
 		b.decoding = b.decoding[:len(b.decoding)-1]
+		if b.balRanks > 1 {
+			b.rDec[b.rank[c]]--
+		}
 		b.finish(c)
 	}
 }
@@ -531,6 +697,10 @@ func (b *bench) complete() {
 func (b *bench) finish(c int) {
 	cl := &b.cl[c]
 	b.kvUsed -= b.need
+	if b.balRanks > 1 {
+		b.rKV[b.rank[c]] -= b.need
+		b.rRun[b.rank[c]]--
+	}
 	if b.measured(c) {
 		if b.osl > 1 {
 			b.tpot.add((b.now - cl.first) / float64(b.osl-1))

@@ -176,11 +176,16 @@ func TestSteadyDeterministic(t *testing.T) {
 	}
 }
 
-// Attention-DP balancing (Limits.BalanceRanks): with 2 clients and 4 ranks
-// to fill, a request never finds 4 waiting, so it is held the timeout's 50
-// iterations while the other client's request decodes, then scheduled:
-// its wait grows by 50 decode iterations of one sequence (the other
-// client's), by hand 50 × DecodeStep(1).
+// Attention-DP balancing (Limits.BalanceRanks), as TensorRT-LLM's
+// _balance_adp_requests decides it:
+//   - 2 clients on 4 ranks: each request goes to an empty rank, and two ranks
+//     never have a generating sequence, so nothing is ever held: the same
+//     waits as without balancing (by the rule, not by a figure).
+//   - 5 clients on 4 ranks (ranks 0–3 get clients 0–3, rank 0 client 4 too):
+//     a request is held only while every rank generates and some rank has
+//     no request to schedule, and at most the timeout's 50 iterations, so
+//     its wait grows by more than nothing and at most 50 decode iterations
+//     of 5 sequences (by hand: 50 × DecodeStep(5) at the mean context).
 func TestBalanceHold(t *testing.T) {
 	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "trtllm", TP: 1, Efficiency: realistic(3000)})
 	ld := Load{Concurrency: 2, InputTokens: 512, OutputTokens: 1000}
@@ -194,14 +199,67 @@ func TestBalanceHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := m.DecodeStep(1, 512+500).TotalMS
-	t.Logf("waiting %.2f ms held, %.2f ms free; decode step %.4f ms", held.WaitingMS, free.WaitingMS, step)
-	if got, want := held.WaitingMS-free.WaitingMS, 50*step; !near(got, want, 0.1) {
-		t.Errorf("hold adds %.2f ms of waiting, want about 50 × %.3f ms = %.2f ms", got, step, want)
+	t.Logf("2 clients: waiting %.2f ms held, %.2f ms free", held.WaitingMS, free.WaitingMS)
+	if held.WaitingMS != free.WaitingMS || held.TTFTMS != free.TTFTMS {
+		t.Errorf("2 clients on 4 ranks: waiting %.3f ms, TTFT %.3f ms with balancing; %.3f, %.3f without (two ranks never generate, so nothing is held)",
+			held.WaitingMS, held.TTFTMS, free.WaitingMS, free.TTFTMS)
 	}
-	// Two ranks to fill: the second request releases both at once.
-	lim.BalanceRanks = 2
-	if two, err := m.Steady(ld, lim); err != nil || two.WaitingMS > held.WaitingMS {
-		t.Errorf("two ranks: waiting %.2f ms (err %v), more than four ranks' %.2f", two.WaitingMS, err, held.WaitingMS)
+	ld.Concurrency = 5
+	lim.BalanceRanks = 0
+	free5, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim.BalanceRanks = 4
+	held5, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := m.DecodeStep(5, 512+500).TotalMS
+	extra := held5.WaitingMS - free5.WaitingMS
+	t.Logf("5 clients: waiting %.2f ms held, %.2f ms free; 50 decode steps of 5 = %.2f ms", held5.WaitingMS, free5.WaitingMS, 50*step)
+	if extra <= 0 || extra > 50*step*1.05 {
+		t.Errorf("5 clients on 4 ranks: the hold adds %.2f ms of waiting, want more than 0 and at most 50 × %.3f ms = %.2f ms", extra, step, 50*step)
+	}
+}
+
+// A data-parallel rank holds 1/BalanceRanks of the worker's KV slots: a
+// request of 512 + 1000 tokens (1,520 slots in blocks of 16) fits 4,000
+// slots, not a quarter of them (1,000), and says so.
+func TestBalanceRankKV(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "trtllm", TP: 1, Efficiency: realistic(3000)})
+	ld := Load{Concurrency: 4, InputTokens: 512, OutputTokens: 1000}
+	lim := Limits{MaxNumSeqs: 8, MaxNumBatchedTokens: 8192, KVSlots: 4000}
+	if _, err := m.Steady(ld, lim); err != nil {
+		t.Fatalf("one queue: %v", err)
+	}
+	lim.BalanceRanks, lim.BalanceTimeoutIters = 4, 60
+	_, err := m.Steady(ld, lim)
+	if err == nil || !strings.Contains(err.Error(), "a data-parallel rank holds 1000") {
+		t.Errorf("4 ranks of 1,000 slots: err %v, want the rank's 1000 slots named", err)
+	}
+}
+
+// Per-rank queues that bind nothing replay what one queue does, byte for
+// byte: 8 clients on 4 ranks (least-loaded: 2 a rank), a timeout of 1 (the
+// counter reaches it at every unbalanced iteration, so nothing is held), a
+// rank's budget of 2 prompts and their decodes, its max_num_seqs 2 and KV
+// far from full: every iteration admits every waiting request either way,
+// so the batches, and every figure, are the same.
+func TestBalanceRanksUnbound(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "trtllm", TP: 1, Efficiency: realistic(3000)})
+	ld := Load{Concurrency: 8, InputTokens: 512, OutputTokens: 200, AsHarness: true}
+	lim := Limits{MaxNumSeqs: 8, MaxNumBatchedTokens: 4 * (2*512 + 2), KVSlots: 1_000_000}
+	one, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim.BalanceRanks, lim.BalanceTimeoutIters = 4, 1
+	ranks, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one != ranks {
+		t.Errorf("one queue and 4 unbound rank queues differ:\n%+v\n%+v", one, ranks)
 	}
 }
