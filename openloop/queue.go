@@ -280,3 +280,29 @@ func (d WaitDist) Quantile(q float64) float64 {
 	}
 	return math.Inf(1)
 }
+
+// InFlight is the wait of a prompt for the iteration in flight when it
+// arrives, on a worker whose iterations are Busy of the time ones that
+// carry prefill, each IterMS long. An arrival lands in such an iteration
+// with probability Busy (arrivals see time averages, PASTA) and waits out
+// its residual, uniform on [0, IterMS] for iterations of one length:
+//
+//	P(W > t) = Busy × (1 − t / IterMS),  0 ≤ t ≤ IterMS,
+//
+// mean Busy × IterMS / 2.
+type InFlight struct {
+	Busy   float64
+	IterMS float64
+}
+
+// MeanMS is the mean wait.
+func (f InFlight) MeanMS() float64 { return f.Busy * f.IterMS / 2 }
+
+// Quantile is the q-quantile of the wait: IterMS × (1 − (1 − q) / Busy)
+// when Busy > 1 − q, else 0.
+func (f InFlight) Quantile(q float64) float64 {
+	if f.Busy <= 1-q {
+		return 0
+	}
+	return f.IterMS * (1 - (1-q)/f.Busy)
+}

@@ -125,6 +125,20 @@ func (q *Query) evalAggregated(s *shape, e *evaluation) {
 			e.prefill.P95MS = d.Quantile(0.95)
 		}
 	}
+	if r.par.DP > 1 && q.classes == nil {
+		// Data-parallel ranks run each iteration in lockstep (the MoE
+		// layer's collectives join them), and the worker's budget, dp ×
+		// max_num_batched_tokens, takes the prompts of every rank into one
+		// iteration, one rank each: the M/G/1 queue above, whose service is
+		// a prompt's packed share of such an iteration (1/dp of it or less),
+		// leaves out that a prompt arriving while one runs waits for the
+		// whole of it. The wait is that iteration's residual (InFlight);
+		// the prompts waiting with it share the next one. The queue's
+		// stability stays the M/G/1's (λ × packed < 1).
+		f := openloop.InFlight{Busy: ld.PrefillBusy, IterMS: ld.Prefill.ChunkMS}
+		e.prefill.MeanMS, e.prefill.P95MS = f.MeanMS(), f.Quantile(0.95)
+		pqAt = f.Quantile
+	}
 	e.ttftParts = []part{
 		{"frontend", q.FrontendMS, q.FrontendMS, nil},
 		{"iteration in flight", ld.DecodeInFlight, ld.ITLP95MS, e.itlQuantile},
