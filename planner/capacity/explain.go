@@ -44,8 +44,13 @@ func (q *Query) explain(c *Candidate) {
 				"%d uncached tokens in chunks of at most %d", q.InputTokens, r.budget)
 			d.Add(pre+"prefill_utilization", ld.PrefillUtil, "ratio", "rate_per_worker × GPU time per prompt when prompts queue (packed to the budget)",
 				"%.4g/s × %.4g ms", per, ld.Prefill.PackedMS)
-			d.Add(pre+"prefill_wait_p95_ms", e.prefill.P95MS, "ms", "M/G/c (c = 1 per aggregated worker, c = workers for a prefill pool): Erlang C(c, a = rate × service), wait tail C × exp(−t/θ), θ = (1 + c_s²)/2 / (c/service − rate)",
-				"C = %.4g, mean %.4g ms", e.prefill.PWait, e.prefill.MeanMS)
+			if s.mode == ModeAggregated && r.par.DP > 1 && q.classes == nil {
+				d.Add(pre+"prefill_wait_p95_ms", e.prefill.P95MS, "ms", "data-parallel ranks in lockstep: the residual of the prefill iteration in flight, P(W > t) = u × (1 − t / chunk iteration), u = share of time in iterations that carry prefill",
+					"u = %.4g, chunk iteration %.4g ms, mean %.4g ms", ld.PrefillBusy, ld.Prefill.ChunkMS, e.prefill.MeanMS)
+			} else {
+				d.Add(pre+"prefill_wait_p95_ms", e.prefill.P95MS, "ms", "M/G/c (c = 1 per aggregated worker, c = workers for a prefill pool): Erlang C(c, a = rate × service), wait tail C × exp(−t/θ), θ = (1 + c_s²)/2 / (c/service − rate)",
+					"C = %.4g, mean %.4g ms", e.prefill.PWait, e.prefill.MeanMS)
+			}
 		}
 		if r.name != rolePrefill {
 			d.Add(pre+"seat_wait_p95_ms", ld.Admission.P95MS, "ms", "M/G/c over batch seats: c = batch_cap, service = (output tokens − 1) × ITL + prefill",
