@@ -12,9 +12,10 @@ type evaluation struct {
 	workers []int // per role
 	rate    float64
 
-	loads   []openloop.Load // per role
-	prefill openloop.Wait   // the prefill queue of the pool that prefills
-	hit     float64         // share of requests that find their prefix cached
+	loads    []openloop.Load    // per role
+	prefill  openloop.Wait      // the prefill queue of the pool that prefills
+	inFlight *openloop.InFlight // a data-parallel worker's prefill wait, in place of prefill's (nil: none)
+	hit      float64            // share of requests that find their prefix cached
 
 	transfer transferLoad
 
@@ -129,15 +130,17 @@ func (q *Query) evalAggregated(s *shape, e *evaluation) {
 		// Data-parallel ranks run each iteration in lockstep (the MoE
 		// layer's collectives join them), and the worker's budget, dp ×
 		// max_num_batched_tokens, takes the prompts of every rank into one
-		// iteration, one rank each: the M/G/1 queue above, whose service is
+		// iteration, one rank each: the G/G/1 queue above, whose service is
 		// a prompt's packed share of such an iteration (1/dp of it or less),
 		// leaves out that a prompt arriving while one runs waits for the
-		// whole of it. The wait is that iteration's residual (InFlight);
-		// the prompts waiting with it share the next one. The queue's
-		// stability stays the M/G/1's (λ × packed < 1).
-		f := openloop.InFlight{Busy: ld.PrefillBusy, IterMS: ld.Prefill.ChunkMS}
+		// whole of it. The wait is what is left of the previous arrival's
+		// iteration, (S_m − gap)⁺, the gaps those the router deals the
+		// worker (InFlight); the prompts waiting with it share the next
+		// iteration. The queue's stability stays the G/G/1's.
+		f := openloop.InFlight{RatePerS: per, GapCV2: ca2, IterMS: ld.Prefill.ChunkMS}
 		e.prefill.MeanMS, e.prefill.P95MS = f.MeanMS(), f.Quantile(0.95)
 		pqAt = f.Quantile
+		e.inFlight = &f
 	}
 	e.ttftParts = []part{
 		{"frontend", q.FrontendMS, q.FrontendMS, nil},
