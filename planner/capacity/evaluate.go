@@ -198,16 +198,28 @@ func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
 		e.limit = openloop.LimitPrefill
 		return
 	}
+	pqAt := e.prefill.Quantile
+	if pr.par.DP > 1 && np == 1 && q.classes == nil {
+		// One prefill worker of data-parallel ranks in lockstep: a prompt
+		// waits out what is left of the previous arrival's iteration, as an
+		// aggregated one does (evalAggregated). With more prefill workers
+		// the router's choice among them is not modeled (kvplan's limit):
+		// their M/G/c queue stays.
+		f := openloop.InFlight{RatePerS: pper, GapCV2: q.cv2(), IterMS: pl.Prefill.ChunkMS}
+		e.prefill.MeanMS, e.prefill.P95MS, e.prefill.PWait = f.MeanMS(), f.Quantile(0.95), f.PWait()
+		pqAt = f.Quantile
+		e.inFlight = &f
+	}
 	// A prompt that waits is picked up with the others waiting: only the
 	// share that finds every worker busy batches.
 	lamWait := pper / 1000 * e.prefill.PWait
 	pl.Prefill.AloneMS, pl.Prefill.AloneP95MS = pw.BatchedPrefill(lamWait)
 	e.loads[0] = pl
 	e.decoder, e.decodeLd = dw, dl
-	pq, adm := e.prefill, dl.Admission
+	adm := dl.Admission
 	e.ttftParts = []part{
 		{"frontend", q.FrontendMS, q.FrontendMS, nil},
-		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pq.Quantile},
+		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pqAt},
 		{"prefill", pl.Prefill.AloneMS, pl.Prefill.AloneP95MS, func(x float64) float64 { return pw.Quantile(pw.BatchedPrefillMS(lamWait), x) }},
 		{"KV transfer", tr.meanMS, tr.p95MS, tr.quantile},
 		{"wait for a decode seat", dl.Admission.MeanMS, dl.Admission.P95MS, adm.Quantile},

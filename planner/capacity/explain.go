@@ -44,7 +44,7 @@ func (q *Query) explain(c *Candidate) {
 				"%d uncached tokens in chunks of at most %d", q.InputTokens, r.budget)
 			d.Add(pre+"prefill_utilization", ld.PrefillUtil, "ratio", "rate_per_worker × GPU time per prompt when prompts queue (packed to the budget)",
 				"%.4g/s × %.4g ms", per, ld.Prefill.PackedMS)
-			if f := e.inFlight; f != nil && r.name == roleAggregated {
+			if f := e.inFlight; f != nil {
 				shape := 1.0 // GapCV2 0: Poisson
 				if f.GapCV2 > 0 {
 					shape = 1 / f.GapCV2
