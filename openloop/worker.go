@@ -585,7 +585,6 @@ type Load struct {
 
 	ITLMeanMS, ITLP95MS float64
 	MixedShare          float64 // share of a sequence's tokens that come from iterations carrying prefill
-	PrefillBusy         float64 // u: share of the time in iterations that carry prefill
 
 	Prefill        Prefill // at the mean batch
 	PrefillUtil    float64 // rate × packed prefill time: the GPU time prefill takes
@@ -714,7 +713,6 @@ func (w *Worker) SolveWith(ratePerS, arrivalCV2 float64) Load {
 	ld.ITLMeanMS, ld.MixedShare, ld.Prefill = t, share, pm
 	if w.prefills {
 		ld.PrefillUtil = lam * pm.PackedMS
-		ld.PrefillBusy = math.Min(1, math.Max(lam*pm.PackedMS, -math.Expm1(-lam*pm.AloneMS)))
 	}
 	if !ok || ld.Limit != "" {
 		if ld.Limit == "" {
