@@ -138,7 +138,7 @@ func (q *Query) evalAggregated(s *shape, e *evaluation) {
 		// worker (InFlight); the prompts waiting with it share the next
 		// iteration. The queue's stability stays the G/G/1's.
 		f := openloop.InFlight{RatePerS: per, GapCV2: ca2, IterMS: ld.Prefill.ChunkMS}
-		e.prefill.MeanMS, e.prefill.P95MS = f.MeanMS(), f.Quantile(0.95)
+		e.prefill.MeanMS, e.prefill.P95MS, e.prefill.PWait = f.MeanMS(), f.Quantile(0.95), f.PWait()
 		pqAt = f.Quantile
 		e.inFlight = &f
 	}
