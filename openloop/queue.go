@@ -280,3 +280,119 @@ func (d WaitDist) Quantile(q float64) float64 {
 	}
 	return math.Inf(1)
 }
+
+// InFlight is the wait of a prompt for a prefill iteration in flight when
+// it arrives, on a worker whose prefill iterations take IterMS and run in
+// lockstep across its ranks (a worker of data-parallel ranks). At a load
+// where a prompt's prefill starts with the iteration after it arrives, the
+// iteration in flight is the previous arrival's, begun G earlier, G the gap
+// between the worker's arrivals: the wait is (IterMS − G)⁺,
+//
+//	P(W > t) = F(IterMS − t),  0 ≤ t < IterMS,
+//
+// F the gaps' distribution: gamma of mean 1000/RatePerS ms and squared
+// coefficient of variation GapCV2 (0 = 1, Poisson: F(x) = 1 − exp(−λx); a
+// round-robin share of n workers is Erlang-n, GapCV2 = 1/n).
+type InFlight struct {
+	RatePerS float64
+	GapCV2   float64
+	IterMS   float64
+}
+
+func (f InFlight) shape() float64 {
+	if f.GapCV2 <= 0 {
+		return 1
+	}
+	return 1 / f.GapCV2
+}
+
+// gapCDF is F(x): the regularized lower incomplete gamma P(k, k λ x).
+func (f InFlight) gapCDF(x float64) float64 {
+	if x <= 0 || f.RatePerS <= 0 {
+		return 0
+	}
+	k := f.shape()
+	return regGammaP(k, k*f.RatePerS/1000*x)
+}
+
+// PWait is the probability that an arrival waits, F(IterMS).
+func (f InFlight) PWait() float64 { return f.gapCDF(f.IterMS) }
+
+// MeanMS is the mean wait, ∫₀^IterMS F(x) dx (Simpson's rule).
+func (f InFlight) MeanMS() float64 {
+	if f.IterMS <= 0 {
+		return 0
+	}
+	const n = 256
+	h := f.IterMS / n
+	sum := f.gapCDF(0) + f.gapCDF(f.IterMS)
+	for i := 1; i < n; i++ {
+		w := 2.0
+		if i%2 == 1 {
+			w = 4
+		}
+		sum += w * f.gapCDF(float64(i)*h)
+	}
+	return sum * h / 3
+}
+
+// Quantile is the q-quantile of the wait: IterMS − F⁻¹(1 − q) when
+// F(IterMS) > 1 − q, else 0 (F inverted by bisection).
+func (f InFlight) Quantile(q float64) float64 {
+	if f.IterMS <= 0 || f.gapCDF(f.IterMS) <= 1-q {
+		return 0
+	}
+	lo, hi := 0.0, f.IterMS
+	for range 60 {
+		mid := (lo + hi) / 2
+		if f.gapCDF(mid) < 1-q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return f.IterMS - (lo+hi)/2
+}
+
+// regGammaP is the regularized lower incomplete gamma function P(a, x): its
+// series for x < a + 1, else 1 − its continued fraction (Lentz).
+func regGammaP(a, x float64) float64 {
+	if x <= 0 {
+		return 0
+	}
+	lg, _ := math.Lgamma(a)
+	if x < a+1 {
+		sum, term := 1/a, 1/a
+		for n := 1; n < 500; n++ {
+			term *= x / (a + float64(n))
+			sum += term
+			if math.Abs(term) < math.Abs(sum)*1e-15 {
+				break
+			}
+		}
+		return math.Min(1, sum*math.Exp(-x+a*math.Log(x)-lg))
+	}
+	const tiny = 1e-300
+	b := x + 1 - a
+	c, d := 1/tiny, 1/b
+	h := d
+	for i := 1; i < 500; i++ {
+		an := -float64(i) * (float64(i) - a)
+		b += 2
+		d = an*d + b
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = b + an/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		del := d * c
+		h *= del
+		if math.Abs(del-1) < 1e-15 {
+			break
+		}
+	}
+	return math.Max(0, 1-math.Exp(-x+a*math.Log(x)-lg)*h)
+}

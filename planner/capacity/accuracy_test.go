@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
@@ -91,5 +92,77 @@ func accuracy(t *testing.T, cat *catalog.Catalog, timers TimerFactory) {
 		len(ttft), med(ttft)*100, worst(ttft)*100, med(ttftAgg)*100, med(ttftDis)*100, med(itl)*100, worst(itl)*100)
 	if med(ttft) > DisagreeAbove || med(itl) > DisagreeAbove {
 		t.Errorf("median disagreement above %.0f%%", DisagreeAbove*100)
+	}
+}
+
+// TestAccuracyAgainstSimulatorLayouts is the same comparison on workers of
+// data- and expert-parallel layouts (issue sim27): DeepSeek-V3 as tp1 dp8
+// ep8 and as tp8 ep8 on 8 H200s, Qwen3-235B-A22B as tp4 ep4 on 4 H200s (its
+// bf16 weights do not fit 4 H100s), each the highest-rate search's first
+// aggregated candidate of that layout, 3,000 requests (KVPLAN_ACCURACY=1).
+func TestAccuracyAgainstSimulatorLayouts(t *testing.T) {
+	if os.Getenv("KVPLAN_ACCURACY") == "" {
+		t.Skip("KVPLAN_ACCURACY=1 runs it")
+	}
+	cat := testCatalog(t)
+	defer SetMaxVerifyTokens(SetMaxVerifyTokens(1 << 40))
+	type cell struct {
+		model, gpu, layout string
+		isl, osl           int
+		gpus               int
+		ttft, itl          float64
+	}
+	grid := []cell{
+		{"deepseek-v3", "h200", "tp1 dp8 ep8 h200", 2000, 500, 8, 2000, 50},
+		{"deepseek-v3", "h200", "tp8 ep8 h200", 2000, 500, 8, 2000, 50},
+		{"qwen3-235b-a22b", "h200", "tp4 ep4 h200", 2000, 500, 4, 2000, 50},
+	}
+	// The engine model only: the tests' stand-in prices tensor parallelism alone.
+	timers := engineModels(cat)[1].timers
+	{
+		var ttft, itl []float64
+		for _, g := range grid {
+			q := exampleQuery(t, cat)
+			q.Timers = timers
+			q.Model, _ = cat.Model(g.model)
+			gpu, _ := cat.GPU(g.gpu)
+			q.GPUOptions = []*catalog.GPU{gpu}
+			q.InputTokens, q.OutputTokens, q.RatePerS, q.GPUs, q.TTFTP95MS, q.ITLP95MS = g.isl, g.osl, 0, g.gpus, g.ttft, g.itl
+			res, err := Search(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Only the first aggregated candidate of the layout is replayed.
+			var pick []*Candidate
+			for _, c := range res.Candidates {
+				if c.Mode == ModeAggregated && c.MeetsSLO && strings.HasSuffix(c.Describe(), "× "+g.layout) {
+					pick = append(pick, c)
+					break
+				}
+			}
+			if len(pick) == 0 {
+				t.Errorf("%s %s: no aggregated candidate of that layout meets the SLO", g.model, g.layout)
+				continue
+			}
+			res.Candidates, res.BestAggregated, res.BestDisaggregated, res.Best = pick, nil, nil, pick[0]
+			if err := q.Verify(res, 1, 3000, 7); err != nil {
+				t.Fatal(err)
+			}
+			c, s := pick[0], pick[0].Simulated
+			if s == nil {
+				t.Errorf("%s: not simulated", c.Describe())
+				continue
+			}
+			t.Logf("%-16s %5d/%-4d %5.3g/s %-36s TTFT p95 %6.0f sim %6.0f (%+4.0f%%)  ITL mean %5.1f sim %5.1f (%+4.0f%%)",
+				g.model, g.isl, g.osl, c.RatePerS, c.Describe(), c.TTFTP95MS, s.TTFTP95MS, s.TTFTDiff*100, c.ITLMeanMS, s.ITLMeanMS, s.ITLDiff*100)
+			ttft = append(ttft, math.Abs(s.TTFTDiff))
+			itl = append(itl, math.Abs(s.ITLDiff))
+		}
+		if len(ttft) > 0 {
+			t.Logf("%d layout deployments: TTFT p95 |diff| worst %.0f%%; ITL mean |diff| worst %.0f%%", len(ttft), slices.Max(ttft)*100, slices.Max(itl)*100)
+		}
+		if len(ttft) > 0 && slices.Max(ttft) > DisagreeAbove {
+			t.Errorf("a layout deployment's TTFT p95 disagrees by more than %.0f%%", DisagreeAbove*100)
+		}
 	}
 }

@@ -12,9 +12,10 @@ type evaluation struct {
 	workers []int // per role
 	rate    float64
 
-	loads   []openloop.Load // per role
-	prefill openloop.Wait   // the prefill queue of the pool that prefills
-	hit     float64         // share of requests that find their prefix cached
+	loads    []openloop.Load    // per role
+	prefill  openloop.Wait      // the prefill queue of the pool that prefills
+	inFlight *openloop.InFlight // a data-parallel worker's prefill wait, in place of prefill's (nil: none)
+	hit      float64            // share of requests that find their prefix cached
 
 	transfer transferLoad
 
@@ -125,6 +126,22 @@ func (q *Query) evalAggregated(s *shape, e *evaluation) {
 			e.prefill.P95MS = d.Quantile(0.95)
 		}
 	}
+	if r.par.DP > 1 && q.classes == nil {
+		// Data-parallel ranks run each iteration in lockstep (the MoE
+		// layer's collectives join them), and the worker's budget, dp ×
+		// max_num_batched_tokens, takes the prompts of every rank into one
+		// iteration, one rank each: the G/G/1 queue above, whose service is
+		// a prompt's packed share of such an iteration (1/dp of it or less),
+		// leaves out that a prompt arriving while one runs waits for the
+		// whole of it. The wait is what is left of the previous arrival's
+		// iteration, (S_m − gap)⁺, the gaps those the router deals the
+		// worker (InFlight); the prompts waiting with it share the next
+		// iteration. The queue's stability stays the G/G/1's.
+		f := openloop.InFlight{RatePerS: per, GapCV2: ca2, IterMS: ld.Prefill.ChunkMS}
+		e.prefill.MeanMS, e.prefill.P95MS, e.prefill.PWait = f.MeanMS(), f.Quantile(0.95), f.PWait()
+		pqAt = f.Quantile
+		e.inFlight = &f
+	}
 	e.ttftParts = []part{
 		{"frontend", q.FrontendMS, q.FrontendMS, nil},
 		{"iteration in flight", ld.DecodeInFlight, ld.ITLP95MS, e.itlQuantile},
@@ -181,16 +198,28 @@ func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
 		e.limit = openloop.LimitPrefill
 		return
 	}
+	pqAt := e.prefill.Quantile
+	if pr.par.DP > 1 && np == 1 && q.classes == nil {
+		// One prefill worker of data-parallel ranks in lockstep: a prompt
+		// waits out what is left of the previous arrival's iteration, as an
+		// aggregated one does (evalAggregated). With more prefill workers
+		// the router's choice among them is not modeled (kvplan's limit):
+		// their M/G/c queue stays.
+		f := openloop.InFlight{RatePerS: pper, GapCV2: q.cv2(), IterMS: pl.Prefill.ChunkMS}
+		e.prefill.MeanMS, e.prefill.P95MS, e.prefill.PWait = f.MeanMS(), f.Quantile(0.95), f.PWait()
+		pqAt = f.Quantile
+		e.inFlight = &f
+	}
 	// A prompt that waits is picked up with the others waiting: only the
 	// share that finds every worker busy batches.
 	lamWait := pper / 1000 * e.prefill.PWait
 	pl.Prefill.AloneMS, pl.Prefill.AloneP95MS = pw.BatchedPrefill(lamWait)
 	e.loads[0] = pl
 	e.decoder, e.decodeLd = dw, dl
-	pq, adm := e.prefill, dl.Admission
+	adm := dl.Admission
 	e.ttftParts = []part{
 		{"frontend", q.FrontendMS, q.FrontendMS, nil},
-		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pq.Quantile},
+		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pqAt},
 		{"prefill", pl.Prefill.AloneMS, pl.Prefill.AloneP95MS, func(x float64) float64 { return pw.Quantile(pw.BatchedPrefillMS(lamWait), x) }},
 		{"KV transfer", tr.meanMS, tr.p95MS, tr.quantile},
 		{"wait for a decode seat", dl.Admission.MeanMS, dl.Admission.P95MS, adm.Quantile},

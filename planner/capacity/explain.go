@@ -44,8 +44,17 @@ func (q *Query) explain(c *Candidate) {
 				"%d uncached tokens in chunks of at most %d", q.InputTokens, r.budget)
 			d.Add(pre+"prefill_utilization", ld.PrefillUtil, "ratio", "rate_per_worker × GPU time per prompt when prompts queue (packed to the budget)",
 				"%.4g/s × %.4g ms", per, ld.Prefill.PackedMS)
-			d.Add(pre+"prefill_wait_p95_ms", e.prefill.P95MS, "ms", "M/G/c (c = 1 per aggregated worker, c = workers for a prefill pool): Erlang C(c, a = rate × service), wait tail C × exp(−t/θ), θ = (1 + c_s²)/2 / (c/service − rate)",
-				"C = %.4g, mean %.4g ms", e.prefill.PWait, e.prefill.MeanMS)
+			if f := e.inFlight; f != nil {
+				shape := 1.0 // GapCV2 0: Poisson
+				if f.GapCV2 > 0 {
+					shape = 1 / f.GapCV2
+				}
+				d.Add(pre+"prefill_wait_p95_ms", e.prefill.P95MS, "ms", "data-parallel ranks in lockstep: what is left of the previous arrival's prefill iteration, (chunk iteration − gap)⁺, P(W > t) = F(chunk iteration − t), F the gaps' gamma distribution",
+					"chunk iteration %.4g ms, gaps of mean %.4g ms and shape 1/c² = %.4g, P(wait) %.4g, mean %.4g ms", f.IterMS, 1000/f.RatePerS, shape, f.PWait(), e.prefill.MeanMS)
+			} else {
+				d.Add(pre+"prefill_wait_p95_ms", e.prefill.P95MS, "ms", "M/G/c (c = 1 per aggregated worker, c = workers for a prefill pool): Erlang C(c, a = rate × service), wait tail C × exp(−t/θ), θ = (1 + c_s²)/2 / (c/service − rate)",
+					"C = %.4g, mean %.4g ms", e.prefill.PWait, e.prefill.MeanMS)
+			}
 		}
 		if r.name != rolePrefill {
 			d.Add(pre+"seat_wait_p95_ms", ld.Admission.P95MS, "ms", "M/G/c over batch seats: c = batch_cap, service = (output tokens − 1) × ITL + prefill",
