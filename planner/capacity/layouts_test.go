@@ -212,32 +212,9 @@ func TestDeepSeekV3On16H100AgreesWithSimulator(t *testing.T) {
 // TestDeepSeekV3ThreeWorkersAgreesWithSimulator is the round-robin case
 // of the test above: 3 workers at 4 requests/s, Erlang-3 gaps.
 func TestDeepSeekV3ThreeWorkersAgreesWithSimulator(t *testing.T) {
-	cat := testCatalog(t)
-	q := deepseekQuery(t, cat, []string{"h100-sxm"}, []string{"ib-ndr"})
-	q.RatePerS = 4
-	res, err := Search(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c *Candidate
-	for _, x := range res.Candidates {
-		if x.Mode == ModeAggregated && x.MeetsSLO && x.Pools[0].Parallel.DP == 16 && x.Pools[0].Workers == 3 {
-			c = x
-			break
-		}
-	}
-	if c == nil {
-		t.Fatal("no aggregated candidate of 3 × tp1 dp16 ep16 meets the SLO")
-	}
-	res.Candidates, res.BestAggregated, res.BestDisaggregated, res.Best = []*Candidate{c}, nil, nil, c
-	if err := q.Verify(res, 1, 3000, 7); err != nil {
-		t.Fatal(err)
-	}
-	s := c.Simulated
-	t.Logf("%s at %.3g/s: TTFT p95 %.1f ms analytic, %.1f ms simulated (%+.0f%%)", c.Describe(), c.RatePerS, c.TTFTP95MS, s.TTFTP95MS, s.TTFTDiff*100)
-	if math.Abs(s.TTFTDiff) > DisagreeAbove {
-		t.Errorf("TTFT p95 %.1f ms analytic vs %.1f ms simulated: more than %.0f%% apart", c.TTFTP95MS, s.TTFTP95MS, DisagreeAbove*100)
-	}
+	agreesAtFour(t, func(x *Candidate) bool {
+		return x.Mode == ModeAggregated && x.MeetsSLO && x.Pools[0].Parallel.DP == 16 && x.Pools[0].Workers == 3
+	}, "an aggregated candidate of 3 × tp1 dp16 ep16")
 }
 
 // TestDeepSeekV3DisaggregatedDPAgreesWithSimulator: one prefill worker of
@@ -247,6 +224,16 @@ func TestDeepSeekV3ThreeWorkersAgreesWithSimulator(t *testing.T) {
 // ms; the M/G/c queue of a prompt's packed share (18 ms) had 261 ms
 // against 496 ms simulated (−47%).
 func TestDeepSeekV3DisaggregatedDPAgreesWithSimulator(t *testing.T) {
+	agreesAtFour(t, func(x *Candidate) bool {
+		return x.Mode == ModeDisaggregated && x.MeetsSLO && x.Pools[0].Parallel.DP == 16 && x.Pools[0].Workers == 1
+	}, "a disaggregated candidate with one tp1 dp16 ep16 prefill worker")
+}
+
+// agreesAtFour searches DeepSeek-V3 on H100 over ib-ndr at 4 requests/s,
+// simulates the first candidate pick accepts (3,000 requests) and checks its
+// analytic TTFT p95 against the simulated one.
+func agreesAtFour(t *testing.T, pick func(*Candidate) bool, what string) {
+	t.Helper()
 	cat := testCatalog(t)
 	q := deepseekQuery(t, cat, []string{"h100-sxm"}, []string{"ib-ndr"})
 	q.RatePerS = 4
@@ -256,13 +243,13 @@ func TestDeepSeekV3DisaggregatedDPAgreesWithSimulator(t *testing.T) {
 	}
 	var c *Candidate
 	for _, x := range res.Candidates {
-		if x.Mode == ModeDisaggregated && x.MeetsSLO && x.Pools[0].Parallel.DP == 16 && x.Pools[0].Workers == 1 {
+		if pick(x) {
 			c = x
 			break
 		}
 	}
 	if c == nil {
-		t.Fatal("no disaggregated candidate with one tp1 dp16 ep16 prefill worker meets the SLO")
+		t.Fatalf("no %s meets the SLO", what)
 	}
 	res.Candidates, res.BestAggregated, res.BestDisaggregated, res.Best = []*Candidate{c}, nil, nil, c
 	if err := q.Verify(res, 1, 3000, 7); err != nil {
