@@ -118,33 +118,15 @@ func TestFit(t *testing.T) {
 // holdOut fits once per value of key on the cases of the other values and
 // predicts the held-out cases with that fit.
 func holdOut(t *testing.T, sp Space, cases []*Case, key func(*Case) string, start time.Time) []Prediction {
-	var order []string
-	seen := map[string]bool{}
-	for _, c := range cases {
-		if k := key(c); !seen[k] {
-			seen[k] = true
-			order = append(order, k)
-		}
-	}
-	var held []Prediction
-	for _, g := range order {
-		var train, test []*Case
-		for _, c := range cases {
-			if key(c) == g {
-				test = append(test, c)
-			} else {
-				train = append(train, c)
-			}
-		}
+	return HoldOut(cases, key, func(g string, train, test []*Case) []Prediction {
 		p := &Problem{Space: sp, Cases: train}
 		xg, lg, err := p.Minimize(sp.Initial(), *foldIters)
 		if err != nil {
 			t.Logf("fold %s: %v", g, err)
 		}
 		t.Logf("fold %s held out (%d rows): loss %.4f, %v", g, len(test), lg, time.Since(start))
-		held = append(held, Predict(test, FromSpace(sp, xg))...)
-	}
-	return held
+		return Predict(test, FromSpace(sp, xg))
+	})
 }
 
 // TestSaturatedThroughput compares kvplan perf with NVIDIA's saturated

@@ -203,6 +203,15 @@ func PredictSimple(cases []*Case, fits map[string]SimpleFit) []Prediction {
 // values' cases and predicts the held-out ones, as the physical model's
 // hold-out does.
 func HoldOutSimple(cases []*Case, key func(*Case) string, iterations int) []Prediction {
+	return HoldOut(cases, key, func(_ string, train, test []*Case) []Prediction {
+		return PredictSimple(test, FitSimple(train, iterations))
+	})
+}
+
+// HoldOut splits cases by key, in the order the values first appear, and
+// for each value calls fold with the other values' cases (train) and its own
+// (test); the predictions of every fold, together.
+func HoldOut(cases []*Case, key func(*Case) string, fold func(g string, train, test []*Case) []Prediction) []Prediction {
 	var order []string
 	seen := map[string]bool{}
 	for _, c := range cases {
@@ -221,7 +230,7 @@ func HoldOutSimple(cases []*Case, key func(*Case) string, iterations int) []Pred
 				train = append(train, c)
 			}
 		}
-		held = append(held, PredictSimple(test, FitSimple(train, iterations))...)
+		held = append(held, fold(g, train, test)...)
 	}
 	return held
 }
