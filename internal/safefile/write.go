@@ -57,6 +57,19 @@ func WriteAtomicFunc(path string, o WriteOptions, write func(io.Writer) error) e
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
+		// The temporary file's name says nothing to the user: say what is
+		// wrong with the directory instead.
+		if st, serr := os.Stat(dir); serr != nil {
+			if errors.Is(serr, fs.ErrNotExist) {
+				return fmt.Errorf("write %s: the directory %s does not exist: create it first", path, dir)
+			}
+			return fmt.Errorf("write %s: %w", path, serr)
+		} else if !st.IsDir() {
+			return fmt.Errorf("write %s: %s is not a directory", path, dir)
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return fmt.Errorf("write %s: no permission to create files in %s", path, dir)
+		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	done := false

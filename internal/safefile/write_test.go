@@ -168,3 +168,26 @@ func TestWriteAtomicRefusesNonRegular(t *testing.T) {
 		t.Errorf("device target: %v", err)
 	}
 }
+
+// TestWriteAtomicMissingDirectory: a path in a directory that does not
+// exist says so, not the name of the temporary file it could not create.
+func TestWriteAtomicMissingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nodir", "plan.toml")
+	err := WriteAtomic(path, []byte("x"), WriteOptions{})
+	if err == nil {
+		t.Fatal("wrote into a directory that does not exist")
+	}
+	want := "the directory " + filepath.Join(dir, "nodir") + string(filepath.Separator) + " does not exist: create it first"
+	if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), ".tmp-") {
+		t.Fatalf("got %q, want it to contain %q and no temporary name", err, want)
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = WriteAtomic(filepath.Join(file, "plan.toml"), []byte("x"), WriteOptions{})
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("a file as the directory: got %v", err)
+	}
+}
