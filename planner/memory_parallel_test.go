@@ -4,24 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
 )
 
 func dsv3Scenario(t *testing.T, engine string, lay models.Parallelism, redundant int) MemoryScenario {
 	t.Helper()
-	cat, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := cat.Model("deepseek-v3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := cat.GPU("h200")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, m, g := modelOnGPU(t, "deepseek-v3", "h200")
 	e, ver, err := cat.EngineVersion(engine, "")
 	if err != nil {
 		t.Fatal(err)

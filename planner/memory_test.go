@@ -61,18 +61,7 @@ func h100() *catalog.GPU {
 // writes the arithmetic out), so this is the calibration, not a check, of
 // that one constant; the other terms come from the 0.19 logs and the sources.
 func TestMemoryCalibration(t *testing.T) {
-	c, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := c.Model("qwen3-0.6b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := c.GPU("rtx4060-laptop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, m, g := modelOnGPU(t, "qwen3-0.6b", "rtx4060-laptop")
 	e, v, err := c.EngineVersion("vllm", "")
 	if err != nil {
 		t.Fatal(err)
@@ -621,4 +610,22 @@ func TestMemoryHostOffloadCache(t *testing.T) {
 	if p.HostFits || len(p.Findings) != 1 || !strings.Contains(p.Findings[0], "CPU offload cache 1.0 GiB") {
 		t.Errorf("host_fits %v, findings %q", p.HostFits, p.Findings)
 	}
+}
+
+// modelOnGPU is the embedded catalog with one of its models and GPUs.
+func modelOnGPU(t *testing.T, model, gpu string) (*catalog.Catalog, *catalog.Model, *catalog.GPU) {
+	t.Helper()
+	c, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Model(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.GPU(gpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, m, g
 }

@@ -34,18 +34,7 @@ import (
 // and kvplan predicts weights and activation rather than reading them, so
 // the check allows 0.5%.
 func TestMemoryVLLM08And09FromLogs(t *testing.T) {
-	c, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := c.Model("llama-3.1-8b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := c.GPU("h100-sxm")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, m, g := modelOnGPU(t, "llama-3.1-8b", "h100-sxm")
 	logs := map[int]string{1: "meta-llama-llama-3-1-8b---h100-80gb--tp1pp1dp1--8192.excerpt.log", 2: "meta-llama-llama-3-1-8b---h100-80gb--tp2pp1dp1--8192.excerpt.log"}
 	// The terms the hand calculation above reads, as each log prints them.
 	printed := map[int][]string{
