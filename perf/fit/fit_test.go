@@ -23,7 +23,7 @@ var (
 )
 
 // load reads the cases over the embedded catalog.
-func load(t *testing.T) (*catalog.Catalog, []Row, Space, []*Case, Exclusion) {
+func load(t testing.TB) (*catalog.Catalog, []Row, Space, []*Case, Exclusion) {
 	t.Helper()
 	cat, err := catalog.Load()
 	if err != nil {
