@@ -1,9 +1,10 @@
 package perf
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 )
 
 // Load is a closed-loop benchmark: Concurrency clients, each sending its next
@@ -755,7 +756,7 @@ func weightedMedian(s []segment) float64 {
 	if len(s) == 0 {
 		return 0
 	}
-	sort.Slice(s, func(i, j int) bool { return s[i].ms < s[j].ms })
+	slices.SortFunc(s, func(a, b segment) int { return cmp.Compare(a.ms, b.ms) }) // ties share ms: the median is the same in any order
 	var total float64
 	for _, x := range s {
 		total += x.n

@@ -20,7 +20,20 @@ var (
 	update     = flag.Bool("update", false, "rewrite testdata/accuracy.md")
 	iterations = flag.Int("fit-iterations", 40, "L-BFGS iterations of the full fit")
 	foldIters  = flag.Int("fold-iterations", 40, "L-BFGS iterations of each held-out fold")
+	fitHarness = flag.String("fit-harness", "", "engines whose rows TestFit replays as their harness ran them (perf.Load.AsHarness), comma separated; empty: the ramp replay for every engine, as shipped")
 )
+
+// setHarness replays the rows of the engines named in list (comma
+// separated) as their harness ran them, the others with the ramp replay.
+func setHarness(cases []*Case, list string) {
+	on := map[string]bool{}
+	for _, e := range strings.Split(list, ",") {
+		on[strings.TrimSpace(e)] = true
+	}
+	for _, c := range cases {
+		c.Load.AsHarness = on[c.Engine]
+	}
+}
 
 // load reads the cases over the embedded catalog.
 func load(t testing.TB) (*catalog.Catalog, []Row, Space, []*Case, Exclusion) {
@@ -81,13 +94,18 @@ func TestFit(t *testing.T) {
 		t.Skip("refitting takes tens of minutes: go test ./perf/fit -run TestFit -fit -v -timeout 3h")
 	}
 	_, _, sp, cases, _ := load(t)
+	setHarness(cases, *fitHarness)
+	defer setHarness(cases, "")
 	start := time.Now()
 	full := &Problem{Space: sp, Cases: cases}
 	x, loss, err := full.Minimize(sp.Initial(), *iterations)
 	if err != nil {
 		t.Logf("full fit: %v", err)
 	}
-	t.Logf("full fit: loss %.4f, %v", loss, time.Since(start))
+	t.Logf("full fit (harness replay for %q): loss %.4f, %v", *fitHarness, loss, time.Since(start))
+	var ib bytes.Buffer
+	Format(&ib, "In sample, the new fit", Summarize(Predict(cases, FromSpace(sp, x)), ByKind))
+	t.Log(ib.String())
 	var cb bytes.Buffer
 	if err := WriteCatalog(&cb, sp, x, cases); err != nil {
 		t.Fatal(err)
@@ -124,8 +142,11 @@ func holdOut(t *testing.T, sp Space, cases []*Case, key func(*Case) string, star
 		if err != nil {
 			t.Logf("fold %s: %v", g, err)
 		}
-		t.Logf("fold %s held out (%d rows): loss %.4f, %v", g, len(test), lg, time.Since(start))
-		return Predict(test, FromSpace(sp, xg))
+		pred := Predict(test, FromSpace(sp, xg))
+		var fb bytes.Buffer
+		Format(&fb, fmt.Sprintf("fold %s held out (%d rows): loss %.4f, %v", g, len(test), lg, time.Since(start).Round(time.Second)), Summarize(pred, ByKind))
+		t.Log(fb.String())
+		return pred
 	})
 }
 
@@ -221,14 +242,8 @@ func TestReplayRefit(t *testing.T) {
 		t.Skip("refitting takes tens of minutes: go test ./perf/fit -run TestReplayRefit -fit -fit-iterations 15 -v -timeout 3h")
 	}
 	_, _, sp, cases, _ := load(t)
-	harness := map[string]bool{}
-	for _, e := range strings.Split(*harnessEngines, ",") {
-		harness[strings.TrimSpace(e)] = true
-	}
 	for _, asHarness := range []bool{false, true} {
-		for _, c := range cases {
-			c.Load.AsHarness = asHarness && harness[c.Engine]
-		}
+		setHarness(cases, map[bool]string{false: "", true: *harnessEngines}[asHarness])
 		name := map[bool]string{false: "ramp replay", true: "harness replay (" + *harnessEngines + ")"}[asHarness]
 		x, loss, err := (&Problem{Space: sp, Cases: cases}).Minimize(sp.Initial(), *iterations)
 		if err != nil {
