@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
@@ -67,10 +68,22 @@ func (r *reader) leaderWorkerSet(root *yaml.Node, name string) {
 
 // leaderWorkerTemplate reads a leader/worker group: size pods per engine;
 // the leader's template when there is one, else the workers'.
+//
+// LeaderWorkerSet sets three variables in every container of a group
+// (lws api/leaderworkerset/v1 LwsLeaderAddress, LwsGroupSize,
+// LwsWorkerIndex), which multi-node scripts use, as llm-d's wide-EP guide
+// does (--data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL))): the
+// reader reads the leader's pod, so LWS_WORKER_INDEX is 0, LWS_GROUP_SIZE
+// the size, and LWS_LEADER_ADDRESS a placeholder host name.
 func (r *reader) leaderWorkerTemplate(w *worker, lwt *yaml.Node) {
+	size, sizeAt := 1, r.src.pos(lwt)
 	if n := key(lwt, "size"); n != nil {
 		w.podsPerWorker, _ = w.count(r.src, n, "leaderWorkerTemplate.size", 1, maxPodsPerUnit)
+		size, sizeAt = max(1, w.podsPerWorker), r.src.pos(n)
 	}
+	w.env["LWS_GROUP_SIZE"] = envVar{value: strconv.Itoa(size), at: sizeAt}
+	w.env["LWS_WORKER_INDEX"] = envVar{value: "0", at: sizeAt}
+	w.env["LWS_LEADER_ADDRESS"] = envVar{value: "lws-leader", at: sizeAt}
 	tmpl := key(lwt, "leaderTemplate")
 	if tmpl == nil {
 		tmpl = key(lwt, "workerTemplate")

@@ -142,6 +142,21 @@ func TestReadSharedManifests(t *testing.T) {
 			{"router.block_size", 128, "199:37"}, // --block-size=128 (decode sorts first)
 			{"router.mode", "round-robin", ""},   // the EPP is not in this manifest
 		}},
+		// llm-d's wide-EP guide: a leader/worker group of 2 pods of 8 GPUs a
+		// worker, the script's --data-parallel-size $((LWS_GROUP_SIZE *
+		// DP_SIZE_LOCAL)) from the variables LeaderWorkerSet sets in every pod.
+		{"llm-d/llm-d_wide-ep-lws_vllm-deepseek-r1-0528_excerpt.yaml", "DisaggregatedSet wide-ep-lws-nvidia-gpu-vllm", []want{
+			{"model.name", "deepseek-ai/DeepSeek-R1-0528", "108:19"}, // decode sorts first
+			{"pools.prefill.role", "prefill", "11:11"},
+			{"pools.prefill.workers", 1, "13:17"},
+			{"pools.prefill.tp", 1, "48:42"},                    // $TP_SIZE
+			{"pools.prefill.data_parallel_size", 16, "49:40"},   // 2 × 8
+			{"pools.prefill.expert_parallel_size", 16, "47:19"}, // --enable-expert-parallel: tp × dp
+			{"pools.prefill.gpu_memory_utilization", 0.8, "43:44"},
+			{"pools.decode.data_parallel_size", 16, "117:40"},
+			{"pools.decode.max_num_seqs", 256, "116:34"},       // ${MAX_TOKENS}
+			{"pools.decode.two_batch_overlap", true, "125:19"}, // --enable-dbo
+		}},
 		{"vllm-production-stack/values-16-disagg-prefill.yaml", "vLLM production-stack values", []want{
 			{"model.name", "meta-llama/Llama-3.1-8B-Instruct", "40:18"},
 			{"pools.llama-prefill.role", "prefill", "23:18"}, // kvRole kv_producer
@@ -328,5 +343,28 @@ func TestBadInput(t *testing.T) {
 	})
 	if m.Plan.Model.Name != "Qwen/Qwen3-0.6B" || m.Plan.Pools["good"].TP != 0 {
 		t.Errorf("model %q, good tp %d: want the good worker's model and tp left to the default", m.Plan.Model.Name, m.Plan.Pools["good"].TP)
+	}
+}
+
+// TestLeaderWorkerSetVariables: LeaderWorkerSet sets LWS_GROUP_SIZE,
+// LWS_WORKER_INDEX and LWS_LEADER_ADDRESS in every pod of a group; llm-d's
+// wide-EP scripts build their data-parallel flags from them. Before the
+// reader knew them, --data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL))
+// read 0 (a deny), the empty ${LWS_LEADER_ADDRESS} took "--data-parallel-rpc-port"
+// as its value, and 16 GPUs a worker were "15 idle". Read as the leader's pod,
+// nothing in the excerpt is a finding but the vLLM flags kvplan does not model.
+func TestLeaderWorkerSetVariables(t *testing.T) {
+	m := read(t, "llm-d/llm-d_wide-ep-lws_vllm-deepseek-r1-0528_excerpt.yaml")
+	for _, f := range m.Findings {
+		t.Errorf("finding %s %s: %s", f.ID, f.At, f.Message)
+	}
+	multinode := 0
+	for _, n := range m.Notes {
+		if strings.Contains(n.Text, "tp1 dp16 ep16: 16 GPUs over 2 pods (multinode)") {
+			multinode++
+		}
+	}
+	if multinode != 2 {
+		t.Errorf("%d notes of a 2-pod tp1 dp16 ep16 worker, want 2 (prefill and decode): %v", multinode, m.Notes)
 	}
 }
