@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -47,7 +48,7 @@ func (d *deployment) llmdLabels(role string) *yaml.Node {
 }
 
 // llmdContainer is a model-server container as llm-d's guides write it.
-func (d *deployment) llmdContainer(ep *emitPool, port int) (*yaml.Node, error) {
+func (d *deployment) llmdContainer(ep *emitPool, port int, headless bool) (*yaml.Node, error) {
 	args, err := d.vllmServeArgs(ep, port)
 	if err != nil {
 		return nil, err
@@ -61,16 +62,77 @@ func (d *deployment) llmdContainer(ep *emitPool, port int) (*yaml.Node, error) {
 		ports = append(ports, ymap("name", "nixl", "containerPort", 5600, "protocol", "TCP"))
 	}
 	env = append(env, d.transportEnv()...)
+	command, cargs := []string{"vllm", "serve"}, args
+	if ep.nodes > 1 {
+		command, cargs = []string{"/bin/bash", "-c"}, []string{multiNodeScript(ep, args, headless)}
+	}
 	return ymap(
 		"name", "modelserver",
 		"image", d.vllmImage(),
-		"command", []string{"vllm", "serve"},
-		"args", args,
+		"command", command,
+		"args", cargs,
 		"env", env,
 		"ports", ports,
-		"resources", ymap("limits", ymap("memory", ep.pl.MemoryLimit, "nvidia.com/gpu", strconv.Itoa(ep.gpus))),
+		"resources", ymap("limits", ymap("memory", ep.pl.MemoryLimit, "nvidia.com/gpu", strconv.Itoa(ep.gpus/ep.nodes))),
 		"volumeMounts", []*yaml.Node{ymap("mountPath", "/dev/shm", "name", "shm")},
 	), nil
+}
+
+// dpRPCPort is the port vLLM's data-parallel ranks coordinate on
+// (--data-parallel-rpc-port; vLLM's multi-node example uses 13345).
+const dpRPCPort = 13345
+
+// multiNodeScript is the shell script of one pod of a worker whose
+// data-parallel ranks span ep.nodes pods of a LeaderWorkerSet group, vLLM's
+// multi-node data parallelism (docs: data_parallel_deployment): every pod
+// starts its share of the ranks, --data-parallel-size-local of them from
+// rank LWS_WORKER_INDEX × that, all pointed at the leader pod's address;
+// the leader (index 0) serves the API, the other pods run --headless.
+// LeaderWorkerSet sets LWS_WORKER_INDEX, LWS_LEADER_ADDRESS and
+// LWS_GROUP_SIZE in every pod of the group.
+func multiNodeScript(ep *emitPool, args []string, headless bool) string {
+	local := ep.layout.dp / ep.nodes
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %d data-parallel ranks over the %d pods of this LeaderWorkerSet group, %d a pod: LWS sets\n", ep.layout.dp, ep.nodes, local)
+	b.WriteString("# LWS_WORKER_INDEX (0 on the leader) and LWS_LEADER_ADDRESS in each pod.\n")
+	fmt.Fprintf(&b, "START_RANK=$(( ${LWS_WORKER_INDEX:-0} * %d ))\n", local)
+	b.WriteString("exec vllm serve " + shellJoin(args))
+	fmt.Fprintf(&b, " --data-parallel-size-local %d --data-parallel-start-rank \"$START_RANK\" --data-parallel-address \"$LWS_LEADER_ADDRESS\" --data-parallel-rpc-port %d", local, dpRPCPort)
+	if headless {
+		b.WriteString(" --headless")
+	}
+	return b.String()
+}
+
+// llmdGroup is a leader/worker group of a pool: one pod on one node, or for
+// a worker over several nodes a leader pod that serves (with the labels the
+// endpoint picker selects, and the decode's routing sidecar) and headless
+// worker pods that only run their ranks.
+func (d *deployment) llmdGroup(ep *emitPool, port int, inits []*yaml.Node) (*yaml.Node, error) {
+	c, err := d.llmdContainer(ep, port, false)
+	if err != nil {
+		return nil, err
+	}
+	role := ep.pl.Role
+	if role == planfile.RoleAggregated {
+		role = "both" // as the aggregated Deployment's pods are labelled
+	}
+	leader := ymap(
+		"metadata", ymap("labels", d.llmdLabels(role)),
+		"spec", ymap("nodeSelector", d.nodeSelector(ep), "initContainers", inits, "containers", []*yaml.Node{c}, "volumes", shmVolume()),
+	)
+	if ep.nodes <= 1 {
+		return ymap("size", 1, "workerTemplate", leader), nil
+	}
+	wc, err := d.llmdContainer(ep, port, true)
+	if err != nil {
+		return nil, err
+	}
+	worker := ymap(
+		"metadata", ymap("labels", ymap("app", d.name, "llm-d.ai/model", dnsName(d.p.Model.Name), "llm-d.ai/role", role)),
+		"spec", ymap("nodeSelector", d.nodeSelector(ep), "containers", []*yaml.Node{wc}, "volumes", shmVolume()),
+	)
+	return ymap("size", ep.nodes, "leaderTemplate", leader, "workerTemplate", worker), nil
 }
 
 // shmVolume backs /dev/shm, which tensor-parallel ranks share (NCCL).
@@ -91,7 +153,22 @@ func (d *deployment) llmd() ([]byte, error) {
 		"llm-d-hf-token secret the pods read HF_TOKEN from.")
 	if !d.disagg {
 		ep := d.pools[0]
-		c, err := d.llmdContainer(ep, 8000)
+		if ep.nodes > 1 {
+			// A worker over several nodes is a LeaderWorkerSet group.
+			group, err := d.llmdGroup(ep, 8000, nil)
+			if err != nil {
+				return nil, err
+			}
+			header = append(header, "The workers span nodes: install the LeaderWorkerSet controller (llm-d's guides, wide-ep-lws).")
+			doc := ymap(
+				"apiVersion", "leaderworkerset.x-k8s.io/v1",
+				"kind", "LeaderWorkerSet",
+				"metadata", ymap("name", d.name, "labels", ymap("llm-d.ai/inference-serving", "true", "llm-d.ai/model", dnsName(d.p.Model.Name))),
+				"spec", ymap("replicas", max(1, ep.pl.Workers), "leaderWorkerTemplate", group),
+			)
+			return encodeYAML(header, doc)
+		}
+		c, err := d.llmdContainer(ep, 8000, false)
 		if err != nil {
 			return nil, err
 		}
@@ -127,19 +204,16 @@ func (d *deployment) llmd() ([]byte, error) {
 			)}
 			header = append(header, "Set the routing sidecar's image (REPLACE_ROUTING_SIDECAR_IMAGE, as in llm-d's guide) on the decode pods.")
 		}
-		c, err := d.llmdContainer(ep, port)
+		group, err := d.llmdGroup(ep, port, inits)
 		if err != nil {
 			return nil, err
 		}
+		if ep.nodes > 1 && !strings.Contains(strings.Join(header, "\n"), "LeaderWorkerSet groups") {
+			header = append(header, "Workers span nodes as LeaderWorkerSet groups, a leader pod serving and headless pods running the other ranks.")
+		}
 		roles = append(roles, ymap("name", ep.pl.Role, "spec", ymap(
 			"replicas", max(1, ep.pl.Workers),
-			"leaderWorkerTemplate", ymap(
-				"size", 1,
-				"workerTemplate", ymap(
-					"metadata", ymap("labels", d.llmdLabels(ep.pl.Role)),
-					"spec", ymap("nodeSelector", d.nodeSelector(ep), "initContainers", inits, "containers", []*yaml.Node{c}, "volumes", shmVolume()),
-				),
-			),
+			"leaderWorkerTemplate", group,
 		)))
 	}
 	doc := ymap(

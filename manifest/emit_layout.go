@@ -147,8 +147,11 @@ func (ep *emitPool) layoutText() string {
 
 // spanNodes splits each worker wider than one node into whole nodes of
 // o.NodeGPUs (8 when unset): Dynamo's multinode.nodeCount pods of that many
-// GPUs each, as its wide-EP recipes run them. The other formats write
-// single-node workers, and refuse a wider one.
+// GPUs each, as its wide-EP recipes run them, or for llm-d a LeaderWorkerSet
+// group of that many pods whose data-parallel ranks split over the pods (as
+// llm-d's wide-EP guide runs them; tensor or pipeline parallelism across
+// pods it does not write). The other formats write single-node workers, and
+// refuse a wider one.
 func (d *deployment) spanNodes(format string) error {
 	node := d.o.NodeGPUs
 	if node <= 0 {
@@ -159,12 +162,15 @@ func (d *deployment) spanNodes(format string) error {
 			continue
 		}
 		switch {
-		case format != EmitDynamo:
-			return emitErrorf("pool %s: a worker of %s is %d GPUs, more than one node of %d: kvplan writes multi-node workers as a DynamoGraphDeployment (--emit dynamo, multinode.nodeCount)", ep.name, ep.layoutText(), ep.gpus, node)
+		case format != EmitDynamo && format != EmitLLMD:
+			return emitErrorf("pool %s: a worker of %s is %d GPUs, more than one node of %d: kvplan writes multi-node workers as a DynamoGraphDeployment (--emit dynamo, multinode.nodeCount) or an llm-d LeaderWorkerSet group (--emit llm-d)", ep.name, ep.layoutText(), ep.gpus, node)
 		case ep.gpus%node != 0:
 			return emitErrorf("pool %s: a worker of %d GPUs does not split into whole nodes of %d GPUs", ep.name, ep.gpus, node)
 		}
 		ep.nodes = ep.gpus / node
+		if l := ep.layout; format == EmitLLMD && (l.pp > 1 || l.tp > node || l.dp%ep.nodes != 0) {
+			return emitErrorf("pool %s: a worker of %s spans %d nodes by tensor or pipeline parallelism: kvplan writes llm-d workers over several pods only when their data-parallel ranks split over the pods (tp up to %d); emit it as a DynamoGraphDeployment (--emit dynamo)", ep.name, ep.layoutText(), ep.nodes, node)
+		}
 	}
 	return nil
 }

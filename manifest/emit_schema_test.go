@@ -124,6 +124,18 @@ func TestEmitMatchesCRDSchemas(t *testing.T) {
 			}
 			out := emitFile(t, c.file, f)
 			doc := yamlDoc(t, out)
+			if f == EmitLLMD && strings.Contains(string(out), "kind: LeaderWorkerSet") {
+				// Aggregated workers over several nodes: a LeaderWorkerSet, whose
+				// group template is the DisaggregatedSet role's (both inline
+				// LWS's LeaderWorkerTemplate): validate its two pod templates.
+				for _, tmpl := range lwsTemplates(t, doc) {
+					if err := podTemplate.Validate(tmpl); err != nil {
+						t.Errorf("%s: a pod template does not match the schema: %v", goldenName(c.file, f), err)
+					}
+				}
+				validated[f]++
+				continue
+			}
 			if f == EmitLLMD && !strings.Contains(string(out), "kind: DisaggregatedSet") {
 				// An aggregated plan is a Deployment (apps/v1, no CRD): its pod
 				// template is the part kvplan writes beyond three fields.
@@ -136,8 +148,8 @@ func TestEmitMatchesCRDSchemas(t *testing.T) {
 			validated[f]++
 		}
 	}
-	if validated[EmitLLMD] != 2 {
-		t.Errorf("%d llm-d outputs validated, want the aggregated and the disaggregated one", validated[EmitLLMD])
+	if validated[EmitLLMD] != 4 {
+		t.Errorf("%d llm-d outputs validated, want 4: aggregated and disaggregated, on one node and over two", validated[EmitLLMD])
 	}
 	agg := string(emitFile(t, "agg-vllm.toml", EmitLLMD))
 	if bad := strings.Replace(agg, "volumeMounts:", "volumeMount:", 1); bad == agg {
@@ -163,6 +175,21 @@ func TestEmitMatchesCRDSchemas(t *testing.T) {
 
 // deploymentTemplate is a Deployment's spec.template, after checking the
 // fields around it that kvplan writes.
+// lwsTemplates are a LeaderWorkerSet's leader and worker pod templates.
+func lwsTemplates(t *testing.T, doc any) []any {
+	t.Helper()
+	m, _ := doc.(map[string]any)
+	if m["apiVersion"] != "leaderworkerset.x-k8s.io/v1" {
+		t.Fatalf("a LeaderWorkerSet of apiVersion %v", m["apiVersion"])
+	}
+	spec, _ := m["spec"].(map[string]any)
+	lwt, _ := spec["leaderWorkerTemplate"].(map[string]any)
+	if lwt["leaderTemplate"] == nil || lwt["workerTemplate"] == nil {
+		t.Fatalf("a LeaderWorkerSet without its two templates: %v", lwt)
+	}
+	return []any{lwt["leaderTemplate"], lwt["workerTemplate"]}
+}
+
 func deploymentTemplate(t *testing.T, doc any) any {
 	t.Helper()
 	m, _ := doc.(map[string]any)

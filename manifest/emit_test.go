@@ -32,7 +32,8 @@ var emitPlans = []struct {
 	// DeepSeek-style wide expert parallelism: workers of tp 1 × dp 16 with
 	// the experts over all 16 ranks, two 8-GPU nodes each (Dynamo
 	// multinode), EPLB's redundant experts and MTP.
-	{"disagg-dep16-vllm.toml", []string{EmitDynamo}},
+	{"disagg-dep16-vllm.toml", []string{EmitDynamo, EmitLLMD}},
+	{"agg-dep16-vllm.toml", []string{EmitDynamo, EmitLLMD}}, // llm-d: a LeaderWorkerSet
 	{"disagg-dep16-sglang.toml", []string{EmitDynamo}},
 }
 
