@@ -469,8 +469,13 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 		}
 		var err error
 		if dep.PrefillMS, err = EstimatePrefillMSFor(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, max(1, p.Workload.InputTokens), dep.layoutOf(agg), d); err != nil {
+			// No TTFT either: the frontend alone is not one (a multi-node
+			// worker without a [link] read "ttft_one_request_ms 13 ms").
 			dep.PrefillMS = 0
 			d.Add("prefill_ms", 0, "ms", "unknown: the engine model cannot price this pool", "%v", err)
+			dep.ITLMS = agg.ITLMS
+			d.Add("predicted_itl_ms", dep.ITLMS, "ms", "the engine model's decode iteration with the requests in flight per worker at the mean decoding context (kvplan perf)", "%.3f", dep.ITLMS)
+			return nil
 		}
 		dep.TTFTMS = d.Add("predicted_ttft_ms", DefaultFrontendMS+dep.PrefillMS, "ms", "frontend + prefill (aggregated)", "%g + %.3f", float64(DefaultFrontendMS), dep.PrefillMS)
 		dep.ITLMS = agg.ITLMS

@@ -121,3 +121,39 @@ func TestUnknownPricePrintsUnknown(t *testing.T) {
 		t.Errorf("check's table shows $0.00:\n%s", out)
 	}
 }
+
+// TestUnpricedPoolHasNoTTFT: a worker over two nodes with no [link] for its
+// all-to-all cannot be priced by the engine model; check said
+// "ttft_one_request_ms 13.00 ms", the frontend alone. It now gives no TTFT,
+// and with the link the figures of the load.
+func TestUnpricedPoolHasNoTTFT(t *testing.T) {
+	// The emit tests write Llama-3.1-70B as the model id: the copy names DeepSeek-V3's.
+	golden, err := os.ReadFile(filepath.Join("..", "..", "manifest", "testdata", "emit", "golden", "agg-dep16-vllm.llm-d.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(t.TempDir(), "dep16.yaml")
+	if err := os.WriteFile(manifest, []byte(strings.ReplaceAll(string(golden), "meta-llama/Llama-3.1-70B-Instruct", "deepseek-ai/DeepSeek-V3")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"check", manifest, "--gpu", "h100-sxm", "--rate", "1", "--isl", "2000", "--osl", "500", "--ttft-p95", "2s", "--itl-p95", "50ms", "-o", "json"}
+	names := func(res map[string]any) map[string]float64 {
+		out := map[string]float64{}
+		for _, f := range res["figures"].([]any) {
+			m := f.(map[string]any)
+			v, _ := m["value"].(float64)
+			out[m["name"].(string)] = v
+		}
+		return out
+	}
+	got := names(runJSON(t, 0, args...))
+	for _, n := range []string{"ttft_one_request_ms", "ttft_p95_ms", "prefill_ms"} {
+		if v, ok := got[n]; ok {
+			t.Errorf("without a link: %s = %v, want no such figure", n, v)
+		}
+	}
+	got = names(runJSON(t, 0, append(args, "--link", "ib-ndr")...))
+	if got["ttft_p95_ms"] < 100 || got["prefill_ms"] < 50 {
+		t.Errorf("with ib-ndr: ttft_p95_ms %v, prefill_ms %v; want a 2,000-token prefill's hundreds of ms", got["ttft_p95_ms"], got["prefill_ms"])
+	}
+}
