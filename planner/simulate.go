@@ -36,6 +36,12 @@ type SimulationScenario struct {
 	// aggregated. Both sides run the same GPU, tp and engine.
 	Link *catalog.Link
 
+	// FrontendMS, when set, is a request's time in the frontend before its
+	// worker, in place of the engine model's fitted request_ms +
+	// request_us_per_token × prompt tokens (kvplan simulate --frontend-ms;
+	// plan and disagg take the same flag).
+	FrontendMS *float64
+
 	// Layout is each worker's layout beyond KV.TP (data, expert and
 	// pipeline ranks, EPLB, two-batch overlap, MTP) and the network between
 	// its NVLink domains; the zero value is tensor parallelism alone. A
@@ -167,11 +173,16 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 		d.Add("capacity_blocks", float64(p.CapacityBlocks), "blocks", "kvplan memory's kv_blocks of one worker (every rank holds the same tokens)",
 			"%d slots / %d tokens a block", mp.KVSlotsTokens, mp.BlockSize)
 	}
-	d.Add("frontend_ms", p.FrontendMS, "ms", "the engine model's request_ms: HTTP, tokenization and routing before the request reaches its worker",
-		"%s", step.Efficiency.Key())
-	d.Note(step.Efficiency.Source)
-	d.Add("frontend_ms_per_token", p.FrontendMSPerToken, "ms/token", "the engine model's request_us_per_token / 1000: tokenizing and moving the prompt",
-		"%g µs / 1000", step.Efficiency.RequestUSTok)
+	if sc.FrontendMS != nil {
+		p.FrontendMS, p.FrontendMSPerToken = *sc.FrontendMS, 0
+		d.Add("frontend_ms", p.FrontendMS, "ms", "--frontend-ms: HTTP, tokenization and routing before the request reaches its worker, as given (in place of the engine model's fitted request_ms and request_us_per_token)", "%g", p.FrontendMS)
+	} else {
+		d.Add("frontend_ms", p.FrontendMS, "ms", "the engine model's request_ms: HTTP, tokenization and routing before the request reaches its worker",
+			"%s", step.Efficiency.Key())
+		d.Note(step.Efficiency.Source)
+		d.Add("frontend_ms_per_token", p.FrontendMSPerToken, "ms/token", "the engine model's request_us_per_token / 1000: tokenizing and moving the prompt",
+			"%g µs / 1000", step.Efficiency.RequestUSTok)
+	}
 	d.Add("ramp_ms", p.RampMS, "ms", "the engine model's ramp_ms: a closed loop's first requests are sent spread over it, as a benchmark's clients start",
 		"%s", step.Efficiency.Key())
 	if sc.Link == nil {

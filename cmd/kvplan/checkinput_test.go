@@ -136,7 +136,7 @@ func TestUnpricedPoolHasNoTTFT(t *testing.T) {
 	if err := os.WriteFile(manifest, []byte(strings.ReplaceAll(string(golden), "meta-llama/Llama-3.1-70B-Instruct", "deepseek-ai/DeepSeek-V3")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"check", manifest, "--gpu", "h100-sxm", "--rate", "1", "--isl", "2000", "--osl", "500", "--ttft-p95", "2s", "--itl-p95", "50ms", "-o", "json"}
+	args := []string{"check", manifest, "--gpu", "h100-sxm", "--rate", "1", "--isl", "2000", "--osl", "500", "--ttft-p95", "2s", "--itl-p95", "50ms"}
 	names := func(res map[string]any) map[string]float64 {
 		out := map[string]float64{}
 		for _, f := range res["figures"].([]any) {

@@ -26,6 +26,7 @@ func timedFlags() []cli.Flag {
 		&cli.IntFlag{Name: "prefill-workers", Usage: "timed, disaggregated: prefill workers (they hold the prefix caches the router sees); with --decode-workers and --link, instead of --workers"},
 		&cli.IntFlag{Name: "decode-workers", Usage: "timed, disaggregated: decode workers"},
 		&cli.StringFlag{Name: "link", Usage: "timed, disaggregated: the link the KV crosses, shared by every transfer in flight (kvplan links list)"},
+		&cli.Float64Flag{Name: "frontend-ms", Usage: "timed: a request's time in the frontend before its worker, in ms, in place of the engine model's fitted request_ms + request_us_per_token (FACTS §5: a Dynamo frontend added 13 ms at concurrency 1; plan and disagg take the same flag)"},
 	}
 }
 
@@ -67,7 +68,7 @@ type timedRun struct {
 func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	disagg := c.IsSet("prefill-workers") || c.IsSet("decode-workers") || c.IsSet("link")
 	if c.String("model") == "" && c.String("gpu") == "" {
-		for _, f := range []string{"prefill-workers", "decode-workers", "link", flagMaxNumBatchedTokens, flagMaxNumSeqs, "weight-dtype", "engine", "engine-version", flagSpecTok, flagAccept} {
+		for _, f := range []string{"prefill-workers", "decode-workers", "link", flagMaxNumBatchedTokens, flagMaxNumSeqs, "weight-dtype", "engine", "engine-version", flagSpecTok, flagAccept, "frontend-ms"} {
 			if c.IsSet(f) {
 				return nil, fmt.Errorf("--%s is a setting of the timed simulation: give --model and --gpu too (without them simulate replays the caches only)", f)
 			}
@@ -85,6 +86,13 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 		return nil, err
 	}
 	sc := planner.SimulationScenario{Catalog: cat, EnforceEager: c.Bool(flagEnforceEager), BlockSize: blockSize}
+	if c.IsSet("frontend-ms") {
+		ms, err := floatIn(c, "frontend-ms", 0, 60_000, "ms")
+		if err != nil {
+			return nil, err
+		}
+		sc.FrontendMS = &ms
+	}
 	if w := c.String("weight-dtype"); w != "" {
 		if sc.WeightDtype, err = weightDtype(w); err != nil {
 			return nil, err
