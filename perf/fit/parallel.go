@@ -100,7 +100,7 @@ func prepareParallelRow(cat *catalog.Catalog, r Row, lay models.Parallelism, eng
 	c := &Case{Row: r, Model: &m, GPU: g, Dtype: m.WeightDtype, Group: name, MoE: base.MoE != nil, Replicas: 1}
 	conc := r.Concurrency
 	if conc == 0 {
-		conc = r.BatchSize
+		return "concurrency not stated", nil // as the aggregated rows (cases.go)
 	}
 	perRank := max(r.BatchSize, 1)
 	if n.DP > 1 {
