@@ -188,6 +188,7 @@ func (d *deployment) llmd() ([]byte, error) {
 		return encodeYAML(header, doc)
 	}
 	var roles []*yaml.Node
+	spanNoted := false
 	for _, ep := range d.pools {
 		port := 8000
 		var inits []*yaml.Node
@@ -208,8 +209,8 @@ func (d *deployment) llmd() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ep.nodes > 1 && !strings.Contains(strings.Join(header, "\n"), "LeaderWorkerSet groups") {
-			header = append(header, "Workers span nodes as LeaderWorkerSet groups, a leader pod serving and headless pods running the other ranks.")
+		if ep.nodes > 1 && !spanNoted {
+			header, spanNoted = append(header, "Workers span nodes as LeaderWorkerSet groups, a leader pod serving and headless pods running the other ranks."), true
 		}
 		roles = append(roles, ymap("name", ep.pl.Role, "spec", ymap(
 			"replicas", max(1, ep.pl.Workers),
