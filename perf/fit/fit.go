@@ -33,6 +33,13 @@ const failedPenalty = 4
 // Loss is the fit loss of x. The cases are predicted in parallel and their
 // terms summed in order, so the value does not depend on the scheduling.
 func (p *Problem) Loss(x []float64) float64 {
+	_, terms := p.terms(x)
+	return p.total(x, terms)
+}
+
+// terms predicts every case at x, in parallel: each case's efficiencies
+// and its weighted loss term.
+func (p *Problem) terms(x []float64) ([]catalog.Efficiency, []float64) {
 	effs := make([]catalog.Efficiency, len(p.Cases))
 	terms := make([]float64, len(p.Cases))
 	forEach(len(p.Cases), func(i int) {
@@ -40,7 +47,7 @@ func (p *Problem) Loss(x []float64) float64 {
 		effs[i] = p.Space.Efficiency(x, c.g, c.e, c.d)
 		terms[i] = p.term(c, &effs[i])
 	})
-	return p.total(x, terms)
+	return effs, terms
 }
 
 // term is case c's weighted loss term under eff (before dividing by the
@@ -90,13 +97,7 @@ const gradStep = 0.01
 // keeps its term from x instead of being predicted again.
 func (p *Problem) Gradient(g, x []float64) {
 	n := len(p.Cases)
-	effs := make([]catalog.Efficiency, n)
-	terms := make([]float64, n)
-	forEach(n, func(i int) {
-		c := p.Cases[i]
-		effs[i] = p.Space.Efficiency(x, c.g, c.e, c.d)
-		terms[i] = p.term(c, &effs[i])
-	})
+	effs, terms := p.terms(x)
 	f0 := p.total(x, terms)
 	forEach(len(x), func(k int) {
 		xk := append([]float64(nil), x...)
