@@ -39,6 +39,19 @@ type Efficiency struct {
 	// batch's step grow beyond its GPU time. 0 in the shipped entries until
 	// a refit sets it (docs/engine-model.md, round 2).
 	SeqUS float64 `toml:"seq_us" json:"seq_us,omitempty"`
+	// MoEMemory is expert weight streaming relative to dense streaming,
+	// apart from MoE (then the expert GEMMs' compute alone); 0: MoE for
+	// both, as the shipped entries (docs/engine-model.md, round 2).
+	MoEMemory float64 `toml:"moe_memory" json:"moe_memory,omitempty"`
+	// CustomAllReduceUS is the latency of an all-reduce of at most
+	// 8 MiB (perf.CustomAllReduceBytes) on NVLink GPUs (vLLM's and SGLang's custom
+	// all-reduce, TensorRT-LLM's one-shot and two-shot kernels), µs; 0:
+	// AllReduceUS at every size, as the shipped entries.
+	CustomAllReduceUS float64 `toml:"custom_allreduce_us" json:"custom_allreduce_us,omitempty"`
+	// EagerOverlap: on iterations outside CUDA graphs the host's kernel
+	// launches (eager_layer_us a layer) overlap the GPU's work, so the
+	// iteration takes the smooth maximum of the two rather than their sum.
+	EagerOverlap bool `toml:"eager_overlap" json:"eager_overlap,omitempty"`
 
 	Rows   int    `toml:"rows" json:"rows"` // measured rows the values were fitted on (0 = not fitted: a prior)
 	Source string `toml:"source" json:"source"`
@@ -83,10 +96,13 @@ func (e *Efficiency) validate() []fieldErr {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"allreduce_us", e.AllReduceUS}, {"step_ms", e.StepMS}, {"layer_us", e.LayerUS}, {"eager_layer_us", e.EagerLayerUS}, {"request_ms", e.RequestMS}, {"request_us_per_token", e.RequestUSTok}, {"ramp_ms", e.RampMS}, {"seq_us", e.SeqUS}} {
+	}{{"allreduce_us", e.AllReduceUS}, {"step_ms", e.StepMS}, {"layer_us", e.LayerUS}, {"eager_layer_us", e.EagerLayerUS}, {"request_ms", e.RequestMS}, {"request_us_per_token", e.RequestUSTok}, {"ramp_ms", e.RampMS}, {"seq_us", e.SeqUS}, {"custom_allreduce_us", e.CustomAllReduceUS}} {
 		if !(f.v >= 0 && f.v < 1e6) {
 			add(f.name, "must be >= 0 (got %g)", f.v)
 		}
+	}
+	if !(e.MoEMemory >= 0 && e.MoEMemory <= 1) {
+		add("moe_memory", "must be in (0, 1], or 0 for moe's value (got %g): expert streaming relative to dense streaming", e.MoEMemory)
 	}
 	if e.Rows < 0 {
 		add("rows", "must be >= 0 (got %d)", e.Rows)

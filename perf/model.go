@@ -97,9 +97,12 @@ type Model struct {
 
 	arCount    float64 // all-reduces per iteration (2 per layer with tp > 1)
 	arLatMS    float64
+	arSmallMS  float64 // latency of an all-reduce of at most arSmallTok tokens (custom all-reduce); 0: arLatMS
+	arSmallTok float64
 	arBytesTok float64 // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
 	icBms      float64 // interconnect bytes per ms reached
 	seqMS      float64 // host cost per sequence of an iteration (Efficiency.SeqUS)
+	eagerOver  bool    // eager launches overlap GPU time (Efficiency.EagerOverlap)
 }
 
 // attnGroup is the attention arithmetic of one layer group, per rank.
@@ -191,6 +194,10 @@ func New(spec Spec) (*Model, error) {
 	out.memBms = out.bwBytesS * eff.Memory / 1000
 	out.moeFLOPms = out.gemmFLOPms * eff.MoE
 	out.moeBms = out.memBms * eff.MoE
+	if eff.MoEMemory > 0 {
+		out.moeBms = out.memBms * eff.MoEMemory
+	}
+	out.eagerOver = eff.EagerOverlap
 
 	H, V := float64(m.HiddenSize), float64(m.VocabSize)
 	matmul := float64(models.MatmulParams(m))
@@ -215,6 +222,11 @@ func New(spec Spec) (*Model, error) {
 		out.arLatMS = eff.AllReduceUS / 1000
 		out.arBytesTok = 2 * (tp - 1) / tp * H * 2
 		out.icBms = out.icBytesS * eff.Interconnect / 1000
+		if eff.CustomAllReduceUS > 0 && strings.HasPrefix(g.Interconnect, "nvlink") {
+			// Activations are bf16: a step of T tokens all-reduces T × hidden × 2 B.
+			out.arSmallMS = eff.CustomAllReduceUS / 1000
+			out.arSmallTok = math.Floor(CustomAllReduceBytes / (H * 2))
+		}
 	}
 	if !spec.Parallel.Plain() || spec.RedundantExperts > 0 || spec.EPLB || spec.Link != nil || spec.TwoBatchOverlap {
 		if err := newParallel(spec, out, wb); err != nil {
@@ -222,6 +234,23 @@ func New(spec Spec) (*Model, error) {
 		}
 	}
 	return out, nil
+}
+
+// CustomAllReduceBytes is the largest all-reduce the engines' custom
+// all-reduce kernels take on NVLink (vLLM's CustomAllreduce max_size,
+// 8 MiB, which SGLang reuses); larger ones go to NCCL.
+const CustomAllReduceBytes = 8 << 20
+
+// allReduceMS is the tensor-parallel all-reduces of a step of T tokens.
+func (m *Model) allReduceMS(T float64) float64 {
+	if m.arCount == 0 {
+		return 0
+	}
+	lat := m.arLatMS
+	if m.arSmallMS > 0 && T <= m.arSmallTok {
+		lat = m.arSmallMS
+	}
+	return m.arCount * (lat + T*m.arBytesTok/m.icBms)
 }
 
 // efficiencyOf returns the spec's efficiencies, or looks them up.

@@ -381,6 +381,11 @@ func (m *Model) parTerms(a batch) Terms {
 		// the compute does not hide).
 		comm = math.Max(0, comm-work)
 	}
+	if !t.CUDAGraph && m.eagerOver {
+		// Launches overlap the rank's work (Efficiency.EagerOverlap): only
+		// what the work does not hide is fixed.
+		layerFixed = smax(layerFixed, work+comm) - (work + comm)
+	}
 	// The host's per-sequence cost (seq_us) is paid by each rank's own
 	// scheduler for the sequences it runs.
 	host := m.stepMS + m.seqMS*rank.seqs
@@ -455,9 +460,7 @@ func (m *Model) rankTerms(r rankBatch, decodeOnly bool) rankFull {
 	if kv > 0 || r.decodeFLOP > 0 {
 		f.kv = smax(r.decodeFLOP/m.attnFLOPms, kv/m.memBms)
 	}
-	if m.arCount > 0 {
-		f.ar = m.arCount * (m.arLatMS + r.tokens*m.arBytesTok/m.icBms)
-	}
+	f.ar = m.allReduceMS(r.tokens)
 	if q.a2aCalls > 0 {
 		lat, bw := q.a2aNormalMS, q.a2aNormalBms
 		if decodeOnly {

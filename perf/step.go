@@ -116,8 +116,12 @@ func (m *Model) terms(a batch) Terms {
 	if kv > 0 || a.decodeFLOP > 0 {
 		t.KVReadMS = smax(a.decodeFLOP/m.attnFLOPms, kv/m.memBms)
 	}
-	if m.arCount > 0 {
-		t.AllReduceMS = m.arCount * (m.arLatMS + T*m.arBytesTok/m.icBms)
+	t.AllReduceMS = m.allReduceMS(T)
+	if !t.CUDAGraph && m.eagerOver {
+		// The launches overlap the GPU's work: the step takes the smooth
+		// maximum of the two, the part of the launches not hidden is fixed.
+		gpu := t.DenseMS + t.ExpertsMS + t.LMHeadMS + t.AttentionMS + t.KVReadMS + t.AllReduceMS
+		t.FixedMS = m.stepMS + smax(m.eagerLayerMS, gpu) - gpu
 	}
 	t.FixedMS += m.seqMS * a.seqs
 	t.TotalMS = t.FixedMS + t.DenseMS + t.ExpertsMS + t.LMHeadMS + t.AttentionMS + t.KVReadMS + t.AllReduceMS

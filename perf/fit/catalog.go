@@ -62,6 +62,15 @@ func WriteCatalog(w io.Writer, sp Space, x []float64, cases []*Case) error {
 			eff.GEMM, eff.Memory, eff.Attention, eff.MoE, eff.Interconnect)
 		fmt.Fprintf(w, "allreduce_us = %.3f\nstep_ms = %.4f\nlayer_us = %.3f\neager_layer_us = %.1f\nrequest_ms = %.3f\nrequest_us_per_token = %.4f\nramp_ms = %.1f\nseq_us = %.3f\n",
 			eff.AllReduceUS, eff.StepMS, eff.LayerUS, eff.EagerLayerUS, eff.RequestMS, eff.RequestUSTok, eff.RampMS, eff.SeqUS)
+		if eff.MoEMemory > 0 {
+			fmt.Fprintf(w, "moe_memory = %.4f\n", eff.MoEMemory)
+		}
+		if eff.CustomAllReduceUS > 0 {
+			fmt.Fprintf(w, "custom_allreduce_us = %.3f\n", eff.CustomAllReduceUS)
+		}
+		if eff.EagerOverlap {
+			fmt.Fprintln(w, "eager_overlap = true")
+		}
 		fmt.Fprintf(w, "rows = %d\nsource = %q\n", rows[k], Source)
 	}
 	return nil

@@ -20,6 +20,7 @@ var (
 	update     = flag.Bool("update", false, "rewrite testdata/accuracy.md")
 	iterations = flag.Int("fit-iterations", 40, "L-BFGS iterations of the full fit")
 	foldIters  = flag.Int("fold-iterations", 40, "L-BFGS iterations of each held-out fold")
+	fitMechs   = flag.String("fit-mechanisms", "", "round 2's mechanisms TestFit fits with (moe_memory, custom_allreduce, eager_overlap; comma separated); empty: the shipped fit's")
 	fitHarness = flag.String("fit-harness", "", "engines whose rows TestFit replays as their harness ran them (perf.Load.AsHarness), comma separated; empty: the ramp replay for every engine, as shipped")
 )
 
@@ -96,6 +97,11 @@ func TestFit(t *testing.T) {
 	_, _, sp, cases, _ := load(t)
 	setHarness(cases, *fitHarness)
 	defer setHarness(cases, "")
+	mech, err := ParseMechanisms(*fitMechs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.Mechanisms = mech
 	start := time.Now()
 	full := &Problem{Space: sp, Cases: cases}
 	x, loss, err := full.Minimize(sp.Initial(), *iterations)

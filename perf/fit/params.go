@@ -1,8 +1,10 @@
 package fit
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/kvplan/kvplan/catalog"
 )
@@ -17,6 +19,7 @@ import (
 //	attention(e), moe(e), step_ms(e), layer_us(e), eager_layer_us(e),
 //	request_ms(e), request_us_per_token(e), ramp_ms(e), seq_us(e)   per engine
 //	allreduce_us, interconnect                 one each
+//	moe_memory(e), custom_allreduce_us          when Mechanisms turn them on
 //
 // where B maps a real number into the physical range of its quantity
 // (Bounds) through the logistic function, on a log scale for times: a fit
@@ -24,6 +27,35 @@ import (
 // ge, gg, gd, me, mg are shrunk towards 0 (ridge).
 type Space struct {
 	Engines, GPUs, Dtypes []string // Dtypes: bf16 first (its offset is fixed at 0)
+	Mechanisms                     // round 2's mechanisms, off in the shipped fit
+}
+
+// Mechanisms are issue 22's mechanisms the fit may use beyond the shipped
+// fit's; each off leaves its parameters unused (their gradient is 0).
+type Mechanisms struct {
+	MoEMemory       bool // moe_memory per engine: expert streaming apart from expert compute
+	CustomAllReduce bool // custom_allreduce_us: small all-reduces on NVLink
+	EagerOverlap    bool // eager launches overlap GPU time
+}
+
+// ParseMechanisms reads a comma-separated list of moe_memory,
+// custom_allreduce and eager_overlap ("" for none).
+func ParseMechanisms(list string) (Mechanisms, error) {
+	var m Mechanisms
+	for _, f := range strings.Split(list, ",") {
+		switch strings.TrimSpace(f) {
+		case "":
+		case "moe_memory":
+			m.MoEMemory = true
+		case "custom_allreduce":
+			m.CustomAllReduce = true
+		case "eager_overlap":
+			m.EagerOverlap = true
+		default:
+			return m, fmt.Errorf("unknown mechanism %q: moe_memory, custom_allreduce or eager_overlap", f)
+		}
+	}
+	return m, nil
 }
 
 // Parameter indices.
@@ -32,6 +64,7 @@ const (
 	pMem0
 	pAllReduce
 	pInterconnect
+	pCustomAR
 	nGlobal
 )
 
@@ -48,6 +81,7 @@ const (
 	eRequestTok
 	eRamp
 	eSeq
+	eMoEMem
 	nEngine
 )
 
@@ -67,6 +101,7 @@ var Bounds = map[string]Bound{
 	"allreduce_us": {2, 100, true}, "step_ms": {0.05, 20, true}, "layer_us": {0.5, 100, true},
 	"eager_layer_us": {1, 1000, true}, "request_ms": {0.1, 100, true}, "request_us_per_token": {0.01, 50, true},
 	"ramp_ms": {1, 20000, true}, "seq_us": {0.1, 100, true},
+	"moe_memory": {0.2, 1, false}, "custom_allreduce_us": {2, 100, true},
 }
 
 func (b Bound) value(v float64) float64 {
@@ -110,7 +145,7 @@ func (s Space) Offsets() []int {
 }
 
 // Initial is the starting point: round figures, not fitted (gemm 0.6,
-// memory 0.8, attention 0.5, moe 0.7, 2 ms a step, 5 µs a layer under CUDA
+// memory 0.8, attention 0.5, moe and moe_memory 0.7, a 10 µs custom all-reduce, 2 ms a step, 5 µs a layer under CUDA
 // graphs and 50 µs without, 15 ms a request, a 100 ms ramp, 15 µs an
 // all-reduce at 70% of the interconnect, 2 µs of frontend per input token,
 // 1 µs of host time per sequence of an iteration).
@@ -118,6 +153,7 @@ func (s Space) Initial() []float64 {
 	x := make([]float64, s.Len())
 	x[pGemm0], x[pMem0] = param("gemm", 0.6), param("memory", 0.8)
 	x[pAllReduce], x[pInterconnect] = param("allreduce_us", 15), param("interconnect", 0.7)
+	x[pCustomAR] = param("custom_allreduce_us", 10)
 	for e := range s.Engines {
 		x[s.engine(e, eAttention)] = param("attention", 0.5)
 		x[s.engine(e, eMoE)] = param("moe", 0.7)
@@ -128,6 +164,7 @@ func (s Space) Initial() []float64 {
 		x[s.engine(e, eRequestTok)] = param("request_us_per_token", 2)
 		x[s.engine(e, eRamp)] = param("ramp_ms", 100)
 		x[s.engine(e, eSeq)] = param("seq_us", 1)
+		x[s.engine(e, eMoEMem)] = param("moe_memory", 0.7)
 	}
 	return x
 }
@@ -158,7 +195,7 @@ func (s Space) Efficiency(x []float64, g, e, d int) catalog.Efficiency {
 	if d > 0 {
 		gemm += x[s.dtype(d)]
 	}
-	return catalog.Efficiency{
+	eff := catalog.Efficiency{
 		GEMM: bounded("gemm", gemm), Memory: bounded("memory", mem),
 		Attention: bounded("attention", engine(eAttention)), MoE: bounded("moe", engine(eMoE)),
 		Interconnect: bounded("interconnect", x[pInterconnect]), AllReduceUS: bounded("allreduce_us", x[pAllReduce]),
@@ -166,7 +203,15 @@ func (s Space) Efficiency(x []float64, g, e, d int) catalog.Efficiency {
 		EagerLayerUS: bounded("eager_layer_us", engine(eEager)),
 		RequestMS:    bounded("request_ms", engine(eRequest)), RequestUSTok: bounded("request_us_per_token", engine(eRequestTok)),
 		RampMS: bounded("ramp_ms", engine(eRamp)), SeqUS: bounded("seq_us", engine(eSeq)),
+		EagerOverlap: s.EagerOverlap,
 	}
+	if s.MoEMemory {
+		eff.MoEMemory = bounded("moe_memory", engine(eMoEMem))
+	}
+	if s.CustomAllReduce {
+		eff.CustomAllReduceUS = bounded("custom_allreduce_us", x[pCustomAR])
+	}
+	return eff
 }
 
 // Index returns the position of name in list, or -1.
