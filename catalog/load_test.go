@@ -137,6 +137,10 @@ func TestBadCatalogFiles(t *testing.T) {
 			full: bad + `/efficiency-above-one.toml:5: link "too-good": efficiency: must be in (0, 1] (got 1.2), or give effective = "104MB/s"`,
 		},
 		{
+			file: "moe-memory-above-one.toml", line: 10, field: `efficiency "h100-sxm × vllm × bf16": moe_memory`,
+			msg: "must be in (0, 1], or 0 for moe's value (got 1.5)",
+		},
+		{
 			file: "malformed.toml", line: 4, field: "",
 			msg: "TOML syntax: ",
 		},
