@@ -229,3 +229,34 @@ func TestSimulateMTP(t *testing.T) {
 		t.Errorf("MTP without heads: exit %d, %q", code, errOut)
 	}
 }
+
+// FACTS.md §5's third prefill figure: ~1,500 tokens reach their first token
+// in ~15 ms when the prefix is already cached. That bounds what a request
+// pays besides its prefill on an idle worker (request handling, one small
+// iteration), whatever the GPU: a fitted request_ms of 50 ms, which the
+// refits that lower held-out TTFT ask for, cannot meet it. FACTS does not
+// name the GPU; this is the router experiment on two RTX 4090 workers under
+// CUDA graphs (kvplan: 13.9 ms = the 5.0 ms request cost + 1,524 prompt
+// tokens × 2.94 µs (4.5 ms) + one iteration of the 36 uncached tokens over
+// 1,488 cached ones (4.4 ms); on the laptop GPU kvplan's hit takes 24 ms
+// under --enforce-eager, +61%). Not fitted; 25% allowed, as for the other
+// §5 checks.
+func TestCachedPrefixMeasurement(t *testing.T) {
+	out, errOut, code := kvplan(t, "simulate", "--synthetic", "12x1500x6", "--tail-tokens", "24", "--workers", "2", "--model", "qwen3-0.6b",
+		"--gpu", "rtx4090", "--max-model-len", "4096", "--concurrency", "1", "--policy", "kv-aware", "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var s simulateJSON
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	p := s.Policies[0]
+	if p.HitRequests != 60 || p.Timing == nil {
+		t.Fatalf("kv-aware: %d hits (want 60), timing %v: the median TTFT would not be a hit's", p.HitRequests, p.Timing)
+	}
+	// 60 of the 72 requests hit, so the median request is a hit.
+	if got := p.Timing.TTFTMS.P50; math.Abs(got/15-1) > 0.25 {
+		t.Errorf("cached-prefix TTFT (median of 60 hits in 72) %.1f ms; FACTS.md §5 measured ~15 ms (25%% allowed)", got)
+	}
+}
