@@ -251,6 +251,9 @@ func TestCachedPrefixMeasurement(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatal(err)
 	}
+	if len(s.Policies) != 1 {
+		t.Fatalf("want the kv-aware policy alone, got %d policies", len(s.Policies))
+	}
 	p := s.Policies[0]
 	if p.HitRequests != 60 || p.Timing == nil {
 		t.Fatalf("kv-aware: %d hits (want 60), timing %v: the median TTFT would not be a hit's", p.HitRequests, p.Timing)
