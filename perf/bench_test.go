@@ -29,7 +29,7 @@ func BenchmarkSteady(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ld, lim := Load{64, 1024, 1024, false}, Limits{MaxNumSeqs: 1024, MaxNumBatchedTokens: 8192, KVSlots: 400_000}
+	ld, lim := Load{64, 1024, 1024, false, RequestPath{}}, Limits{MaxNumSeqs: 1024, MaxNumBatchedTokens: 8192, KVSlots: 400_000}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := m.Steady(ld, lim); err != nil {

@@ -24,6 +24,9 @@ type Load struct {
 	// spread evenly over a request's time, as requests that finish at
 	// slightly different times leave them. ramp_ms is not used.
 	AsHarness bool
+	// Path is how each request reaches the worker (RequestPath); the zero
+	// value is direct to the engine, as the benchmarks ran.
+	Path RequestPath
 }
 
 // HarnessRequestsPerClient is what each client sends in an AsHarness replay.
@@ -212,7 +215,7 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 		budget: lim.MaxNumBatchedTokens, maxSeqs: lim.MaxNumSeqs, slots: lim.KVSlots,
 		separate: lim.SeparatePrefill, ramp: m.Efficiency.RampMS, warm: WarmRequests, perClient: RequestsPerClient,
 		harness: ld.AsHarness, balRanks: lim.BalanceRanks, balTimeout: lim.BalanceTimeoutIters,
-		reqMS: m.Efficiency.RequestMS + float64(ld.InputTokens)*m.Efficiency.RequestUSTok/1000}
+		reqMS: m.RequestCost(ld.Path).MS(float64(ld.InputTokens))}
 	b.need = int64((b.isl+b.osl+bs-1)/bs) * int64(bs)
 	if b.need > b.slots {
 		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)

@@ -27,13 +27,13 @@ func TestSteadyMatchesStepSimulation(t *testing.T) {
 		lim    Limits
 		ramp   float64
 	}{
-		{"lock-step", "vllm", 1, Load{8, 1024, 256, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 0},
-		{"out of step", "vllm", 2, Load{32, 2048, 512, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 3000},
-		{"chunked long prompts", "trtllm", 1, Load{16, 12000, 128, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 500},
-		{"prefill apart", "sglang", 1, Load{64, 1024, 128, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true}, 200},
-		{"kv-limited", "vllm", 1, Load{48, 2000, 1000, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}, 1000},
-		{"max_num_seqs", "vllm", 1, Load{40, 512, 300, false}, Limits{MaxNumSeqs: 24, MaxNumBatchedTokens: 2048, KVSlots: big}, 0},
-		{"kv-limited, grow-as-you-go", "vllm", 1, Load{48, 2000, 1000, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008, KVReserveOutput: 0.5}, 1000},
+		{"lock-step", "vllm", 1, Load{8, 1024, 256, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 0},
+		{"out of step", "vllm", 2, Load{32, 2048, 512, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 3000},
+		{"chunked long prompts", "trtllm", 1, Load{16, 12000, 128, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}, 500},
+		{"prefill apart", "sglang", 1, Load{64, 1024, 128, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true}, 200},
+		{"kv-limited", "vllm", 1, Load{48, 2000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}, 1000},
+		{"max_num_seqs", "vllm", 1, Load{40, 512, 300, false, RequestPath{}}, Limits{MaxNumSeqs: 24, MaxNumBatchedTokens: 2048, KVSlots: big}, 0},
+		{"kv-limited, grow-as-you-go", "vllm", 1, Load{48, 2000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008, KVReserveOutput: 0.5}, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eff := realistic(tc.ramp)
@@ -73,10 +73,10 @@ func TestHarnessMatchesStepSimulation(t *testing.T) {
 		ld     Load
 		lim    Limits
 	}{
-		{"vllm 64 clients", "vllm", Load{64, 1024, 256, true}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}},
-		{"vllm 8 clients", "vllm", Load{8, 2048, 512, true}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}},
-		{"sglang prefill apart", "sglang", Load{32, 1024, 128, true}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true}},
-		{"kv-limited", "vllm", Load{48, 2000, 1000, true}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}},
+		{"vllm 64 clients", "vllm", Load{64, 1024, 256, true, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}},
+		{"vllm 8 clients", "vllm", Load{8, 2048, 512, true, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}},
+		{"sglang prefill apart", "sglang", Load{32, 1024, 128, true, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true}},
+		{"kv-limited", "vllm", Load{48, 2000, 1000, true, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: tc.engine, TP: 1, Efficiency: realistic(0)})
@@ -93,10 +93,10 @@ func TestHarnessMatchesStepSimulation(t *testing.T) {
 	}
 	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: realistic(0)})
 	lim := Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big}
-	lock, _ := m.Steady(Load{64, 1024, 256, false}, lim)
-	harness, _ := m.Steady(Load{64, 1024, 256, true}, lim)
+	lock, _ := m.Steady(Load{64, 1024, 256, false, RequestPath{}}, lim)
+	harness, _ := m.Steady(Load{64, 1024, 256, true, RequestPath{}}, lim)
 	m2 := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: realistic(1e5)})
-	spread, _ := m2.Steady(Load{64, 1024, 256, false}, lim)
+	spread, _ := m2.Steady(Load{64, 1024, 256, false, RequestPath{}}, lim)
 	if !(spread.TTFTMS < harness.TTFTMS && harness.TTFTMS < lock.TTFTMS) {
 		t.Errorf("TTFT out of step %.1f, harness %.1f, lock-step %.1f ms: want them in that order", spread.TTFTMS, harness.TTFTMS, lock.TTFTMS)
 	}
@@ -133,7 +133,7 @@ func TestKVReserveOutput(t *testing.T) {
 		reserve float64
 		want    int
 	}{{0, 10}, {1, 10}, {0.5, 11}} {
-		r, err := m.Steady(Load{40, 2000, 1000, false}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 10 * 3008, KVReserveOutput: tc.reserve})
+		r, err := m.Steady(Load{40, 2000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 10 * 3008, KVReserveOutput: tc.reserve})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestKVReserveOutput(t *testing.T) {
 		}
 	}
 	// A request that does not fit whole is refused whatever the reserve.
-	if _, err := m.Steady(Load{1, 1000, 1000, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 8192, KVSlots: 1500, KVReserveOutput: 0.5}); err == nil {
+	if _, err := m.Steady(Load{1, 1000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 8192, KVSlots: 1500, KVReserveOutput: 0.5}); err == nil {
 		t.Error("a request of 2,000 tokens ran in 1,500 slots")
 	}
 }
@@ -154,10 +154,10 @@ func TestSteadyRejects(t *testing.T) {
 		lim  Limits
 		want string
 	}{
-		{Load{0, 10, 10, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "concurrency must be >= 1"},
-		{Load{1, 0, 10, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "input tokens"},
-		{Load{1, 10, 10, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 0}, "no KV slots"},
-		{Load{1, 1000, 1000, false}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 8192, KVSlots: 1500}, "needs 2000 KV slots"},
+		{Load{0, 10, 10, false, RequestPath{}}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "concurrency must be >= 1"},
+		{Load{1, 0, 10, false, RequestPath{}}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 100}, "input tokens"},
+		{Load{1, 10, 10, false, RequestPath{}}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 10, KVSlots: 0}, "no KV slots"},
+		{Load{1, 1000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 1, MaxNumBatchedTokens: 8192, KVSlots: 1500}, "needs 2000 KV slots"},
 	} {
 		if _, err := m.Steady(tc.ld, tc.lim); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Steady(%+v, %+v): err = %v, want %q", tc.ld, tc.lim, err, tc.want)
@@ -168,7 +168,7 @@ func TestSteadyRejects(t *testing.T) {
 // The same load gives the same figures.
 func TestSteadyDeterministic(t *testing.T) {
 	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "trtllm", TP: 1, Efficiency: realistic(700)})
-	ld, lim := Load{24, 1500, 300, false}, Limits{MaxNumSeqs: 64, MaxNumBatchedTokens: 8192, KVSlots: 1 << 22}
+	ld, lim := Load{24, 1500, 300, false, RequestPath{}}, Limits{MaxNumSeqs: 64, MaxNumBatchedTokens: 8192, KVSlots: 1 << 22}
 	a, _ := m.Steady(ld, lim)
 	b, _ := m.Steady(ld, lim)
 	if a != b {

@@ -7,12 +7,14 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/links"
 	"github.com/kvplan/kvplan/models"
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/units"
 )
 
 // DefaultFrontendMS is the frontend overhead (HTTP, tokenization, routing)
-// added to every TTFT: measured +13 ms at concurrency 1 (FACTS.md §5).
-const DefaultFrontendMS = 13
+// of every TTFT through a frontend: measured +13 ms at concurrency 1
+// (FACTS.md §5); perf.RequestPath says how it stands in for the engine's own.
+const DefaultFrontendMS = perf.DefaultFrontendMS
 
 // DisaggScenario is a prefill/decode split the user is considering.
 type DisaggScenario struct {
@@ -40,7 +42,10 @@ type DisaggScenario struct {
 	DecodeGPU   *catalog.GPU
 	SameGPU     bool    // prefill and decode workers share one GPU
 	PrefillMS   float64 // measured prefill time; 0 = estimate with the engine model
-	FrontendMS  float64 // frontend overhead per request
+	// Path is how the request reaches its worker (perf.RequestPath): through
+	// a frontend at its cost, or direct at the engine model's request cost
+	// (which needs PrefillGPU); the zero value is direct.
+	Path perf.RequestPath
 	// Catalog and Engine give the engine model's efficiencies for the
 	// prefill estimate (Engine "" = vllm).
 	Catalog *catalog.Catalog
@@ -81,7 +86,9 @@ type DisaggPlan struct {
 	PrefillMS            float64       `json:"prefill_ms"`
 	PrefillSource        string        `json:"prefill_source"`
 	DecodeStallFreedMS   float64       `json:"decode_stall_freed_ms"`
-	FrontendMS           float64       `json:"frontend_ms"`
+	FrontendMS           float64       `json:"frontend_ms"`  // the frontend's cost on the frontend path; 0 direct
+	RequestPath          string        `json:"request_path"` // frontend or direct
+	RequestMS            float64       `json:"request_ms"`   // what the request pays on its path before its worker, in both TTFTs
 	TTFTAggMS            float64       `json:"ttft_agg_ms"`
 	TTFTDisaggMS         float64       `json:"ttft_disagg_ms"`
 	TTFTRatio            float64       `json:"ttft_ratio"`
@@ -127,8 +134,10 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 		return nil, fmt.Errorf("decode tp must be >= 1 (got %d)", sc.DecodeTP)
 	case sc.PrefillMS < 0:
 		return nil, fmt.Errorf("prefill ms must be >= 0 (got %g)", sc.PrefillMS)
-	case sc.FrontendMS < 0:
-		return nil, fmt.Errorf("frontend ms must be >= 0 (got %g)", sc.FrontendMS)
+	case sc.Path.FrontendMS < 0 || math.IsNaN(sc.Path.FrontendMS) || math.IsInf(sc.Path.FrontendMS, 0):
+		return nil, fmt.Errorf("frontend ms must be a finite number >= 0 (got %g)", sc.Path.FrontendMS)
+	case !sc.Path.IsFrontend() && sc.PrefillGPU == nil:
+		return nil, fmt.Errorf("the direct request path costs what the engine model's efficiencies say, which need a prefill GPU: give one, or take the frontend path")
 	case sc.PrefillMS == 0 && sc.PrefillGPU == nil:
 		return nil, fmt.Errorf("give a prefill GPU to estimate prefill time, or a measured --prefill-ms")
 	}
@@ -159,7 +168,7 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 		KVBytesPerRequest: one.KVBytes,
 		Link:              sc.Link.Name,
 		SameGPU:           sc.SameGPU,
-		FrontendMS:        sc.FrontendMS,
+		RequestPath:       sc.Path.String(),
 		MTPConvention:     models.MTPConvention,
 		NotModelled:       notModelled,
 	}
@@ -175,6 +184,17 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 		"(%s) × %d", requestValues(dec.kv, sc.InputTokens), dec.TP)
 	if err := p.prefill(sc, d); err != nil {
 		return nil, err
+	}
+	if sc.Path.IsFrontend() {
+		p.FrontendMS = sc.Path.FrontendMS
+	}
+	engine := sc.Engine
+	if engine == "" {
+		engine = "vllm"
+	}
+	var err2 error
+	if p.RequestMS, err2 = RequestMSFor(sc.Catalog, engine, sc.Model, sc.PrefillGPU, WorkerLayout{Parallel: models.Parallelism{TP: max(1, sc.TP)}}, sc.Path, sc.InputTokens, d); err2 != nil {
+		return nil, err2
 	}
 
 	paths, err := links.Split(sc.Link, p.BytesPerTransfer, kvp.TP, dec.TP)
@@ -214,9 +234,9 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 	p.TransferMSShared = d.Add("transfer_ms_shared", tr.SharedMS, "ms", shareFormula,
 		"%g ms + %d B / %.0f B/s (%d in flight)", tr.LatencyMS, tr.Bytes, tr.PerTransferBytesPerS, p.Concurrency)
 
-	p.TTFTAggMS = d.Add("ttft_agg_ms", sc.FrontendMS+p.PrefillMS, "ms", "frontend + prefill", "%g + %.3f", sc.FrontendMS, p.PrefillMS)
-	p.TTFTDisaggMS = d.Add("ttft_disagg_ms", sc.FrontendMS+p.PrefillMS+p.TransferMSShared, "ms",
-		"frontend + prefill + shared transfer", "%g + %.3f + %.3f", sc.FrontendMS, p.PrefillMS, p.TransferMSShared)
+	p.TTFTAggMS = d.Add("ttft_agg_ms", p.RequestMS+p.PrefillMS, "ms", "request_ms ("+p.RequestPath+" path) + prefill", "%.3f + %.3f", p.RequestMS, p.PrefillMS)
+	p.TTFTDisaggMS = d.Add("ttft_disagg_ms", p.RequestMS+p.PrefillMS+p.TransferMSShared, "ms",
+		"request_ms ("+p.RequestPath+" path) + prefill + shared transfer", "%.3f + %.3f + %.3f", p.RequestMS, p.PrefillMS, p.TransferMSShared)
 	p.TTFTRatio = d.Add("ttft_ratio", p.TTFTDisaggMS/p.TTFTAggMS, "×", "ttft_disagg / ttft_agg", "%.3f / %.3f", p.TTFTDisaggMS, p.TTFTAggMS)
 	if sc.SameGPU {
 		p.DecodeStallFreedMS = d.Add("decode_stall_freed_ms", 0, "ms", "0: prefill and decode share one GPU, so no compute is freed", "0")

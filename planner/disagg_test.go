@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/perf"
 )
 
 // Hand-built profiles with the catalog's figures, so that the arithmetic
@@ -57,7 +58,7 @@ func TestDisaggRails(t *testing.T) {
 	}
 	for _, c := range cases {
 		p, err := PlanDisagg(DisaggScenario{Model: c.model, KVDtype: c.kvDtype, TP: c.pTP, DecodeTP: c.dTP, InputTokens: c.tokens,
-			Concurrency: 1, Link: c.link, PrefillMS: 100, FrontendMS: 13})
+			Concurrency: 1, Link: c.link, PrefillMS: 100, Path: perf.Frontend(13)})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -78,7 +79,7 @@ func TestDisaggRails(t *testing.T) {
 // TestDisaggInFlight: transfers in flight follow from the load, not from the
 // requests in flight.
 func TestDisaggInFlight(t *testing.T) {
-	base := DisaggScenario{Model: llama70(), TP: 8, InputTokens: 4000, OutputTokens: 300, Link: ibNDR(), PrefillMS: 180, FrontendMS: 13}
+	base := DisaggScenario{Model: llama70(), TP: 8, InputTokens: 4000, OutputTokens: 300, Link: ibNDR(), PrefillMS: 180, Path: perf.Frontend(13)}
 	cases := []struct {
 		name      string
 		set       func(*DisaggScenario)

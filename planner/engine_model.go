@@ -93,6 +93,29 @@ func EstimatePrefillMSFor(cat *catalog.Catalog, engine string, m *catalog.Model,
 	return ms, nil
 }
 
+// RequestMSFor is what a request of tokens prompt tokens pays on path
+// before its worker (perf.RequestPath.Cost), written into d: the frontend's
+// cost, or the engine model's request_ms + request_us_per_token × tokens
+// for engine on g. Every command's TTFT takes its first term from here or
+// from the engine model's RequestCost, the same function.
+func RequestMSFor(cat *catalog.Catalog, engine string, m *catalog.Model, g *catalog.GPU, lay WorkerLayout, path perf.RequestPath, tokens int, d *Derivation) (float64, error) {
+	c := path.Cost(nil)
+	if !path.IsFrontend() {
+		if g == nil {
+			return 0, fmt.Errorf("the direct request path costs what the engine model's efficiencies say, which need a GPU")
+		}
+		em, err := engineModelFor(cat, engine, m, g, lay, false)
+		if err != nil {
+			return 0, err
+		}
+		c = em.RequestCost(path)
+	}
+	ms := c.MS(float64(tokens))
+	d.Add("request_ms", ms, "ms", c.Formula, "%s", c.Values(float64(tokens)))
+	d.Note(c.Source)
+	return ms, nil
+}
+
 // EfficiencyUse says which efficiency entry a figure's engine model rests
 // on and where its values come from: the shipped fit, or a calibration on
 // the user's benchmark files (kvplan calibrate) with their names and date.

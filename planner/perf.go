@@ -40,6 +40,10 @@ type PerfScenario struct {
 	EPLB             bool          // experts rebalanced (lower imbalance)
 	RedundantExperts int           // EPLB's redundant experts (implies EPLB)
 	TwoBatchOverlap  bool          // the all-to-all overlaps compute (two micro-batches)
+
+	// Path is how requests reach the worker; the zero value is direct to
+	// the engine, as benchmarks run (kvplan perf --request-path).
+	Path perf.RequestPath
 }
 
 // PerfPlan is what the benchmark measures on one replica, and how.
@@ -68,6 +72,7 @@ type PerfPlan struct {
 	WaitingMS              float64 `json:"waiting_ms"`
 	PrefillMS              float64 `json:"prefill_ms"`
 	RequestOverheadMS      float64 `json:"request_overhead_ms"`
+	RequestPath            string  `json:"request_path"`
 	DecodeStepMS           float64 `json:"decode_step_ms"`
 	PrefillStepMS          float64 `json:"prefill_step_ms"`
 	PrefillStepShare       float64 `json:"prefill_step_share"`
@@ -131,8 +136,9 @@ func PlanPerf(sc PerfScenario) (*PerfPlan, error) {
 	p.Assumptions = append(p.Assumptions, model.Notes...)
 	p.Assumptions = append(p.Assumptions, fmt.Sprintf("the efficiencies are fitted across engine versions, not per version (%s)", model.Efficiency.Key()))
 	p.fill(r)
+	p.RequestPath = sc.Path.String()
 	p.StepTerms = &PerfStepTerms{Prefill: r.PrefillStep, Decode: r.DecodeStep}
-	p.derive(r, model)
+	p.derive(r, model, sc.Path)
 	return &p, nil
 }
 
@@ -229,7 +235,7 @@ func (r *PerfRig) Steady(eff *catalog.Efficiency) (perf.Result, *perf.Model, err
 	if err != nil {
 		return perf.Result{}, nil, err
 	}
-	res, err := model.Steady(perf.Load{Concurrency: sc.Concurrency, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens}, r.lim)
+	res, err := model.Steady(perf.Load{Concurrency: sc.Concurrency, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens, Path: sc.Path}, r.lim)
 	if err != nil {
 		return perf.Result{}, nil, err
 	}
@@ -273,7 +279,7 @@ func (p *PerfPlan) fill(r perf.Result) {
 	p.DecodeStepMS, p.PrefillStepMS, p.PrefillStepShare = r.DecodeStepMS, r.PrefillStepMS, r.PrefillStepShare
 }
 
-func (p *PerfPlan) derive(r perf.Result, m *perf.Model) {
+func (p *PerfPlan) derive(r perf.Result, m *perf.Model, path perf.RequestPath) {
 	d := &p.Derivation
 	d.Add("kv_slots_tokens", float64(p.KVSlotsTokens), "tokens", "kvplan memory: KV cache bytes / KV bytes per token, in blocks",
 		"%d tokens of %s KV per rank", p.KVSlotsTokens, p.KVDtype)
@@ -305,7 +311,10 @@ func (p *PerfPlan) derive(r perf.Result, m *perf.Model) {
 		"%.3f, %.3f, %.3f, %.3f, %.3f; %.3f ms, %.2f µs, %.1f µs, %.2f µs, %.2f ms, %.3f µs, %.0f ms (%s)",
 		e.GEMM, e.Memory, e.Attention, e.MoE, e.Interconnect, e.StepMS, e.LayerUS, e.EagerLayerUS, e.AllReduceUS, e.RequestMS, e.RequestUSTok, e.RampMS, e.Key())
 	d.Note(e.Source)
-	d.Add("ttft_ms", p.TTFTMS, "ms", "request_overhead (request_ms + isl × request_us_per_token) + waiting (slot, iteration in flight) + prefill (mean of the replayed requests)",
+	rc := m.RequestCost(path)
+	d.Add("request_overhead_ms", p.RequestOverheadMS, "ms", rc.Formula, "%s", rc.Values(float64(p.InputTokens)))
+	d.Note(rc.Source)
+	d.Add("ttft_ms", p.TTFTMS, "ms", "request_overhead + waiting (slot, iteration in flight) + prefill (mean of the replayed requests)",
 		"%.2f + %.2f + %.2f", p.RequestOverheadMS, p.WaitingMS, p.PrefillMS)
 	d.Add("tpot_ms", p.TPOTMS, "ms", "mean over requests of (last token − first token) / (osl − 1)",
 		"%.0f%% of iterations carry prefill (%.2f ms), the others decode only (%.2f ms)", 100*p.PrefillStepShare, p.PrefillStepMS, p.DecodeStepMS)

@@ -36,11 +36,12 @@ type SimulationScenario struct {
 	// aggregated. Both sides run the same GPU, tp and engine.
 	Link *catalog.Link
 
-	// FrontendMS, when set, is a request's time in the frontend before its
-	// worker, in place of the engine model's fitted request_ms +
-	// request_us_per_token × prompt tokens (kvplan simulate --frontend-ms;
-	// plan and disagg take the same flag).
-	FrontendMS *float64
+	// Path is how a request reaches its worker (perf.RequestPath): through
+	// a frontend at its cost (kvplan simulate's default, as plan and
+	// disagg), or direct at the engine model's fitted request_ms +
+	// request_us_per_token × prompt tokens (the zero value; calibrate
+	// replays benchmarks run so).
+	Path perf.RequestPath
 
 	// Layout is each worker's layout beyond KV.TP (data, expert and
 	// pipeline ranks, EPLB, two-batch overlap, MTP) and the network between
@@ -76,9 +77,11 @@ type SimulationPlan struct {
 	StepModel       string      `json:"step_model"`
 	SeparatePrefill bool        `json:"separate_prefill"`
 	// FrontendMS + FrontendMSPerToken × prompt tokens is a request's time
-	// in the frontend before its worker (the engine model's fitted
-	// request_ms and request_us_per_token), and RampMS the start-up ramp of
-	// a closed loop's clients (its fitted ramp_ms).
+	// before its worker on RequestPath (perf.RequestPath.Cost: the
+	// frontend's cost, or direct the engine model's fitted request_ms and
+	// request_us_per_token), and RampMS the start-up ramp of a closed
+	// loop's clients (its fitted ramp_ms).
+	RequestPath        string  `json:"request_path"`
 	FrontendMS         float64 `json:"frontend_ms"`
 	FrontendMSPerToken float64 `json:"frontend_ms_per_token"`
 	RampMS             float64 `json:"ramp_ms"`
@@ -157,8 +160,9 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 		return nil, fmt.Errorf("%s on %s: %d KV blocks is more than the simulator addresses", mp.Model, mp.GPU, mp.KVBlocks*dp)
 	}
 	p := &SimulationPlan{Memory: mp, CapacityBlocks: int(mp.KVBlocks * dp), MaxNumBatchedTokens: mp.MaxNumBatchedTokens * int(dp), MaxNumSeqs: mp.MaxNumSeqs * int(dp), Layout: lay.Parallel,
-		Step: step, StepModel: step.Name, SeparatePrefill: sched.SeparatePrefill, FrontendMS: step.Efficiency.RequestMS,
-		FrontendMSPerToken: step.Efficiency.RequestUSTok / 1000, RampMS: step.Efficiency.RampMS}
+		Step: step, StepModel: step.Name, SeparatePrefill: sched.SeparatePrefill, RampMS: step.Efficiency.RampMS}
+	rc := step.RequestCost(sc.Path)
+	p.RequestPath, p.FrontendMS, p.FrontendMSPerToken = rc.Path, rc.FixedMS, rc.PerTokenMS
 	if step.Fallback != "" {
 		p.StepModel += " (" + step.Fallback + ")"
 	}
@@ -173,16 +177,9 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 		d.Add("capacity_blocks", float64(p.CapacityBlocks), "blocks", "kvplan memory's kv_blocks of one worker (every rank holds the same tokens)",
 			"%d slots / %d tokens a block", mp.KVSlotsTokens, mp.BlockSize)
 	}
-	if sc.FrontendMS != nil {
-		p.FrontendMS, p.FrontendMSPerToken = *sc.FrontendMS, 0
-		d.Add("frontend_ms", p.FrontendMS, "ms", "--frontend-ms: HTTP, tokenization and routing before the request reaches its worker, as given (in place of the engine model's fitted request_ms and request_us_per_token)", "%g", p.FrontendMS)
-	} else {
-		d.Add("frontend_ms", p.FrontendMS, "ms", "the engine model's request_ms: HTTP, tokenization and routing before the request reaches its worker",
-			"%s", step.Efficiency.Key())
-		d.Note(step.Efficiency.Source)
-		d.Add("frontend_ms_per_token", p.FrontendMSPerToken, "ms/token", "the engine model's request_us_per_token / 1000: tokenizing and moving the prompt",
-			"%g µs / 1000", step.Efficiency.RequestUSTok)
-	}
+	d.Add("frontend_ms", p.FrontendMS, "ms", "a request's fixed cost before its worker, "+rc.Path+" path: "+rc.Formula, "%s", rc.Values(0))
+	d.Note(rc.Source)
+	d.Add("frontend_ms_per_token", p.FrontendMSPerToken, "ms/token", "its cost per prompt token ("+rc.Path+" path)", "%g µs / 1000", p.FrontendMSPerToken*1000)
 	d.Add("ramp_ms", p.RampMS, "ms", "the engine model's ramp_ms: a closed loop's first requests are sent spread over it, as a benchmark's clients start",
 		"%s", step.Efficiency.Key())
 	if sc.Link == nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
@@ -33,7 +34,7 @@ prefill MFU unless --prefill-ms gives a measured value.
 With --rate, both sides are sized to carry the load (within --ttft-p95 and
 --itl-p95 when given) by kvplan plan's own sizing, so the figures are plan's
 for the same GPUs and tp; the cheaper side wins.`,
-		Flags: withCommon(append(modelFlags(),
+		Flags: withCommon(append(append(modelFlags(),
 			&cli.StringFlag{Name: "link", Aliases: []string{"l"}, Usage: "link between prefill and decode workers (kvplan links list); default " + planner.SameGPULink + " with --same-gpu"},
 			&cli.StringFlag{Name: "throughput", Usage: "a link of your own instead of --link: its effective throughput, e.g. 104MB/s, 1Gbps, 25GB/s"},
 			&cli.StringFlag{Name: "latency", Value: "0.2ms", Usage: "per-transfer latency of the --throughput link, e.g. 0.2ms, 20us"},
@@ -49,8 +50,7 @@ for the same GPUs and tp; the cheaper side wins.`,
 			&cli.StringFlag{Name: "decode-gpu", Usage: "GPU of the decode worker (default: the prefill GPU)"},
 			&cli.BoolFlag{Name: "same-gpu", Usage: "prefill and decode workers share one GPU"},
 			&cli.Float64Flag{Name: "prefill-ms", Usage: "measured prefill time in ms (default: estimated from the prefill GPU)"},
-			&cli.Float64Flag{Name: "frontend-ms", Value: planner.DefaultFrontendMS, Usage: "frontend overhead per request in ms (FACTS §5: +13 ms)"},
-		)...),
+		), requestPathFlags(perf.PathFrontend)...)...),
 		Action: runDisagg,
 	}
 }
@@ -63,7 +63,10 @@ func runDisagg(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sc := planner.DisaggScenario{SameGPU: c.Bool("same-gpu"), PrefillMS: c.Float64("prefill-ms"), FrontendMS: c.Float64("frontend-ms"), Catalog: cat}
+	sc := planner.DisaggScenario{SameGPU: c.Bool("same-gpu"), PrefillMS: c.Float64("prefill-ms"), Catalog: cat}
+	if sc.Path, err = requestPath(c); err != nil {
+		return err
+	}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return err
 	}
@@ -105,9 +108,6 @@ func runDisagg(c *cli.Context) error {
 	}
 	if sc.PrefillMS < 0 || sc.PrefillMS > 3.6e6 {
 		return fmt.Errorf("--prefill-ms %g: must be between 0 (estimate) and 3,600,000", sc.PrefillMS)
-	}
-	if sc.FrontendMS < 0 || sc.FrontendMS > 3.6e6 {
-		return fmt.Errorf("--frontend-ms %g: must be between 0 and 3,600,000", sc.FrontendMS)
 	}
 	p, err := planner.PlanDisagg(sc)
 	if err != nil {
@@ -186,11 +186,11 @@ func disaggDoc(c *cli.Context, p *planner.DisaggPlan) *report.Doc {
 				{"transfer while shared", units.MS(p.TransferMSShared), shareNote},
 			}},
 			{Title: "Time to first token", Header: []string{"figure", "value", "note"}, Rows: [][]string{
-				{"frontend", units.MS(p.FrontendMS), "HTTP, tokenization, routing"},
+				{"request (" + p.RequestPath + " path)", units.MS(p.RequestMS), requestNote(p.RequestPath)},
 				{"prefill", units.MS(p.PrefillMS), prefillWhere},
 				{"prefill freed from decode", units.MS(p.DecodeStallFreedMS), "what the split gains per request"},
-				{"TTFT aggregated", units.MS(p.TTFTAggMS), "frontend + prefill"},
-				{"TTFT disaggregated", units.MS(p.TTFTDisaggMS), "frontend + prefill + shared transfer"},
+				{"TTFT aggregated", units.MS(p.TTFTAggMS), "request + prefill"},
+				{"TTFT disaggregated", units.MS(p.TTFTDisaggMS), "request + prefill + shared transfer"},
 				{"ratio", fmt.Sprintf("%.2f×", p.TTFTRatio), "disaggregated / aggregated"},
 			}},
 		},

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kvplan/kvplan/internal/safetext"
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/report"
 	"github.com/kvplan/kvplan/units"
@@ -59,7 +60,7 @@ of the run. kvplan calibrate fits the efficiencies to such files.`,
 			gpuUtilFlag(0, "the engine's memory fraction, in (0, 1] (default: the engine's)"),
 			enforceEagerFlag("no CUDA graphs"),
 			&cli.StringFlag{Name: "against", Usage: "a benchmark result file: predict each of its runs and print predicted against measured"},
-		), append(benchFlags(), layoutPerfFlags()...)...)...),
+		), append(append(benchFlags(), layoutPerfFlags()...), requestPathFlags(perf.PathDirect)...)...)...),
 		Action: runPerf,
 	}
 }
@@ -127,6 +128,9 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	}
 	sc := &planner.PerfScenario{Catalog: cat, EngineVersion: c.String("engine-version"), GPUUtil: c.Float64(flagGPUUtil),
 		EnforceEager: c.Bool(flagEnforceEager)}
+	if sc.Path, err = requestPath(c); err != nil {
+		return nil, err
+	}
 	if sc.Model, err = cat.Model(c.String("model")); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/manifest"
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/planner"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/report"
@@ -72,7 +73,6 @@ usd_per_day). Exit 1 when nothing meets the SLO (the closest is shown; with
 			&cli.Float64Flag{Name: "capex-per-gpu", Usage: "with --owned: purchase price of one GPU with its share of the server, USD"},
 			&cli.Float64Flag{Name: "amortize-years", Usage: "with --owned and --capex-per-gpu: years the purchase is spread over"},
 			&cli.Float64Flag{Name: "host-watts-per-gpu", Usage: "host power per GPU in power_kw (default 575 W, DGX H100's 10.2 kW less its 8 × 700 W GPUs, ÷ 8)"},
-			&cli.Float64Flag{Name: "frontend-ms", Value: planner.DefaultFrontendMS, Usage: "frontend overhead per request in ms (FACTS §5: +13 ms)"},
 			&cli.IntFlag{Name: "verify", Value: 3, Usage: "replay the top N candidates with the timed simulator (0 = off)"},
 			&cli.IntFlag{Name: "sim-requests", Value: 2000, Usage: "requests per simulated candidate"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the simulated arrivals"},
@@ -82,7 +82,7 @@ usd_per_day). Exit 1 when nothing meets the SLO (the closest is shown; with
 			&cli.IntFlag{Name: "candidate", Usage: "with --write-plan or --emit: write the Nth ranked candidate (the table's #N) instead of the best"},
 			&cli.BoolFlag{Name: "force", Usage: "with --write-plan, --emit or --plot: replace an existing file"},
 			&cli.StringFlag{Name: "plot", Usage: "write an SVG: output tokens/s per GPU against per user (Pareto front) per mode, or with --rate-profile the day's rate, GPUs and $/hour; above the best's latency percentiles beside their targets"},
-		))...),
+		), requestPathFlags(perf.PathFrontend))...),
 		Action: runPlan,
 	}
 }
@@ -202,7 +202,7 @@ func planQueryOf(c *cli.Context, cat *catalog.Catalog) (*capacity.Query, error) 
 	em := planEngine(cat)
 	q := &capacity.Query{Timers: em.Timers}
 	var err error
-	if q.FrontendMS, err = floatIn(c, "frontend-ms", 0, 3_600_000, "ms"); err != nil {
+	if q.Path, err = requestPath(c); err != nil {
 		return nil, err
 	}
 	if q.Pricing, err = parseEnumFlag("--pricing", c.String("pricing"), catalog.Pricings); err != nil { // SPOT is spot

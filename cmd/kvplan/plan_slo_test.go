@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/planner/capacity/capacitytest"
 	"github.com/kvplan/kvplan/workload"
@@ -158,7 +159,7 @@ func TestPlanPlotData(t *testing.T) {
 	g, _ := cat.GPU("h100-sxm")
 	e, _ := cat.Engine("vllm")
 	q := capacity.Query{Model: m, Engine: e, InputTokens: 4000, OutputTokens: 512, TTFTP95MS: 1000, ITLP95MS: 50,
-		GPUOptions: []*catalog.GPU{g}, FrontendMS: 13, Timers: capacitytest.Timers}
+		GPUOptions: []*catalog.GPU{g}, Path: perf.Frontend(13), Timers: capacitytest.Timers}
 	q.SLO.TPOTMeanMS = 45
 	p, err := workload.ReadProfile("../../testdata/plan/day-profile.csv")
 	if err != nil {

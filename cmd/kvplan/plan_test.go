@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/planner/capacity/capacitytest"
 )
@@ -212,7 +213,7 @@ func TestPlanPlot(t *testing.T) {
 	l, _ := cat.Link("ib-ndr")
 	e, _ := cat.Engine("vllm")
 	q := capacity.Query{Model: m, Engine: e, InputTokens: 2000, OutputTokens: 256, RatePerS: 8, TTFTP95MS: 500, ITLP95MS: 30,
-		GPUOptions: []*catalog.GPU{g}, Links: []*catalog.Link{l}, FrontendMS: 13, Timers: capacitytest.Timers}
+		GPUOptions: []*catalog.GPU{g}, Links: []*catalog.Link{l}, Path: perf.Frontend(13), Timers: capacitytest.Timers}
 	res, err := capacity.Search(q)
 	if err != nil {
 		t.Fatal(err)

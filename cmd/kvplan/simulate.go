@@ -333,8 +333,8 @@ func timedSections(doc *report.Doc, s simulateJSON) {
 		report.Section{Title: "Throughput", Header: []string{"policy", "completed", "requests/s", "output tokens/s", "preemptions", "rejected", "GPU busy"}, Rows: thr},
 	)
 	doc.Notes = append(doc.Notes,
-		fmt.Sprintf("timed: each worker runs %s iterations (at most %d batched tokens and %d sequences, %s, admission while KV blocks fit, FCFS, recompute preemption) timed by the engine model of kvplan perf; a request spends %.3g ms + %.3g µs a prompt token in the frontend before its worker; --explain shows the derivation.",
-			t.Engine, t.MaxNumBatchedTokens, t.MaxNumSeqs, scheduleName(t.SeparatePrefill), t.FrontendMS, t.FrontendMSPerToken*1000),
+		fmt.Sprintf("timed: each worker runs %s iterations (at most %d batched tokens and %d sequences, %s, admission while KV blocks fit, FCFS, recompute preemption) timed by the engine model of kvplan perf; a request spends %s before its worker (%s; --request-path); --explain shows the derivation.",
+			t.Engine, t.MaxNumBatchedTokens, t.MaxNumSeqs, scheduleName(t.SeparatePrefill), requestCostText(t.FrontendMS, t.FrontendMSPerToken), requestPathName(t.RequestPath)),
 		"TPOT = (last token − first token) / (output tokens − 1); queue = waiting for admission; GPU busy = time in iterations / duration, per worker.")
 	if disagg {
 		doc.Notes = append(doc.Notes, "disaggregated: a request's KV (the whole prompt) crosses the link once a decode worker has blocks for it; transfers in flight share the link; TTFT ends at the decode worker's first step.")

@@ -15,7 +15,7 @@ import (
 // timedFlags are simulate's flags for the timed simulation (--model and
 // --gpu turn it on).
 func timedFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "engine", Value: planner.DefaultEngine, Usage: "timed: serving engine whose memory accounting, defaults and fitted step times apply"},
 		&cli.StringFlag{Name: "engine-version", Usage: "timed: the engine version whose memory profile applies (default: the catalog's newest)"},
 		&cli.StringFlag{Name: "weight-dtype", Usage: "timed: matmul weights' dtype, e.g. fp8 (default: the model's)"},
@@ -26,8 +26,7 @@ func timedFlags() []cli.Flag {
 		&cli.IntFlag{Name: "prefill-workers", Usage: "timed, disaggregated: prefill workers (they hold the prefix caches the router sees); with --decode-workers and --link, instead of --workers"},
 		&cli.IntFlag{Name: "decode-workers", Usage: "timed, disaggregated: decode workers"},
 		&cli.StringFlag{Name: "link", Usage: "timed, disaggregated: the link the KV crosses, shared by every transfer in flight (kvplan links list)"},
-		&cli.Float64Flag{Name: "frontend-ms", Usage: "timed: a request's time in the frontend before its worker, in ms, in place of the engine model's fitted request_ms + request_us_per_token (FACTS §5: a Dynamo frontend added 13 ms at concurrency 1; plan and disagg take the same flag)"},
-	}
+	}, requestPathFlags(perf.PathFrontend)...)
 }
 
 // simulateSetup is how the timed simulation was set up, in simulate's JSON.
@@ -38,6 +37,7 @@ type simulateSetup struct {
 	MaxNumBatchedTokens int      `json:"max_num_batched_tokens"`
 	MaxNumSeqs          int      `json:"max_num_seqs"`
 	SeparatePrefill     bool     `json:"separate_prefill"`
+	RequestPath         string   `json:"request_path"`
 	FrontendMS          float64  `json:"frontend_ms"`
 	FrontendMSPerToken  float64  `json:"frontend_ms_per_token"`
 	RampMS              float64  `json:"ramp_ms"`
@@ -68,7 +68,7 @@ type timedRun struct {
 func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	disagg := c.IsSet("prefill-workers") || c.IsSet("decode-workers") || c.IsSet("link")
 	if c.String("model") == "" && c.String("gpu") == "" {
-		for _, f := range []string{"prefill-workers", "decode-workers", "link", flagMaxNumBatchedTokens, flagMaxNumSeqs, "weight-dtype", "engine", "engine-version", flagSpecTok, flagAccept, "frontend-ms"} {
+		for _, f := range []string{"prefill-workers", "decode-workers", "link", flagMaxNumBatchedTokens, flagMaxNumSeqs, "weight-dtype", "engine", "engine-version", flagSpecTok, flagAccept, "frontend-ms", "request-path"} {
 			if c.IsSet(f) {
 				return nil, fmt.Errorf("--%s is a setting of the timed simulation: give --model and --gpu too (without them simulate replays the caches only)", f)
 			}
@@ -86,12 +86,8 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 		return nil, err
 	}
 	sc := planner.SimulationScenario{Catalog: cat, EnforceEager: c.Bool(flagEnforceEager), BlockSize: blockSize}
-	if c.IsSet("frontend-ms") {
-		ms, err := floatIn(c, "frontend-ms", 0, 60_000, "ms")
-		if err != nil {
-			return nil, err
-		}
-		sc.FrontendMS = &ms
+	if sc.Path, err = requestPath(c); err != nil {
+		return nil, err
 	}
 	if w := c.String("weight-dtype"); w != "" {
 		if sc.WeightDtype, err = weightDtype(w); err != nil {
@@ -174,7 +170,7 @@ func simTimed(c *cli.Context, blockSize int) (*timedRun, error) {
 	}
 	run.engine = simEngine(p)
 	run.setup = simulateSetup{StepModel: p.StepModel, Engine: sc.Engine.Name, TP: p.Memory.TP, MaxNumBatchedTokens: p.MaxNumBatchedTokens,
-		MaxNumSeqs: p.MaxNumSeqs, SeparatePrefill: p.SeparatePrefill, FrontendMS: p.FrontendMS, FrontendMSPerToken: p.FrontendMSPerToken, RampMS: p.RampMS,
+		MaxNumSeqs: p.MaxNumSeqs, SeparatePrefill: p.SeparatePrefill, RequestPath: p.RequestPath, FrontendMS: p.FrontendMS, FrontendMSPerToken: p.FrontendMSPerToken, RampMS: p.RampMS,
 		Assumptions: p.Assumptions}
 	if disagg {
 		run.engine.DecodeWorkers = decode

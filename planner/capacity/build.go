@@ -232,7 +232,7 @@ func assumptions(q *Query) []string {
 		arrivals + ", " + lengths,
 		routingAssumption(q),
 		"decode batch by Little's law (rate × (output tokens − 1) × ITL), a sequence seeing 1 + Poisson(batch) sequences in its iterations",
-		"TTFT p95 = Σ parts' means + √Σ (part p95 − mean)²: frontend, queue, prefill, transfer, seat wait, first step, taken as independent (every other TTFT and E2E percentile likewise)",
+		"TTFT p95 = Σ parts' means + √Σ (part p95 − mean)²: request (frontend or engine, --request-path), queue, prefill, transfer, seat wait, first step, taken as independent (every other TTFT and E2E percentile likewise)",
 		fmt.Sprintf("workers start with %s and max_model_len %d; KV seats reserve the blocks of a whole request", engineFraction(q.Engine), q.maxModelLen()),
 		"disaggregated: every request's prompt KV crosses the link (the decode side holds none of it); the rate is spread over min(prefill, decode) worker pairs, each over its own path",
 	}

@@ -65,7 +65,7 @@ func DisaggAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS fl
 		return nil, fmt.Errorf("the comparison at a load needs at least one output token")
 	}
 	q := &Query{Model: sc.Model, Engine: engine, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens,
-		FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
+		Path: sc.Path, Timers: em.Timers, Pricing: PricingOnDemand,
 		SeparatePrefill: em.separate(engine.Name)}
 	dtp := sc.DecodeTP
 	if dtp == 0 {
@@ -157,7 +157,7 @@ func SizeAtLoad(sc planner.DisaggScenario, engine *catalog.Engine, ratePerS, ttf
 		sloName = "" // stability only
 	}
 	q := &Query{Model: sc.Model, Engine: engine, InputTokens: sc.InputTokens, OutputTokens: sc.OutputTokens, RatePerS: ratePerS,
-		SLO: target, TTFTP95MS: target.TTFTMS, ITLP95MS: target.ITLMS, FrontendMS: sc.FrontendMS, Timers: em.Timers, Pricing: PricingOnDemand,
+		SLO: target, TTFTP95MS: target.TTFTMS, ITLP95MS: target.ITLMS, Path: sc.Path, Timers: em.Timers, Pricing: PricingOnDemand,
 		SeparatePrefill: em.separate(engine.Name)}
 	dtp := sc.DecodeTP
 	if dtp == 0 {

@@ -143,7 +143,7 @@ func (q *Query) evalAggregated(s *shape, e *evaluation) {
 		e.inFlight = &f
 	}
 	e.ttftParts = []part{
-		{"frontend", q.FrontendMS, q.FrontendMS, nil},
+		q.requestPart(r),
 		{"iteration in flight", ld.DecodeInFlight, ld.ITLP95MS, e.itlQuantile},
 		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pqAt},
 		{"prefill", ld.Prefill.AloneMS, ld.Prefill.AloneP95MS, func(x float64) float64 {
@@ -218,7 +218,7 @@ func (q *Query) evalDisaggregated(s *shape, e *evaluation) {
 	e.decoder, e.decodeLd = dw, dl
 	adm := dl.Admission
 	e.ttftParts = []part{
-		{"frontend", q.FrontendMS, q.FrontendMS, nil},
+		q.requestPart(pr),
 		{"prefill queue", e.prefill.MeanMS, e.prefill.P95MS, pqAt},
 		{"prefill", pl.Prefill.AloneMS, pl.Prefill.AloneP95MS, func(x float64) float64 { return pw.Quantile(pw.BatchedPrefillMS(lamWait), x) }},
 		{"KV transfer", tr.meanMS, tr.p95MS, tr.quantile},

@@ -72,6 +72,9 @@ func (q *Query) explain(c *Candidate) {
 		d.Add("transfer_ms", t.meanMS, "ms", "transfers_in_flight / rate per path", "%.4g / %.4g/s", t.inFlight, t.ratePerS)
 		d.Add("transfer_p95_ms", t.p95MS, "ms", "latency + (1 + N95) × alone, N95 = ⌈ln 0.05 / ln ρ⌉ − 1 others in flight (geometric under processor sharing)", "ρ = %.4g", t.util)
 	}
+	rc := q.requestCost(s.roles[0])
+	d.Add("request_ms", rc.MS(float64(q.InputTokens)), "ms", rc.Formula+", at the mean prompt", "%s", rc.Values(float64(q.InputTokens)))
+	d.Note(rc.Source)
 	for _, p := range e.ttftParts {
 		d.Add("ttft_part."+p.name, p.p95MS, "ms", "95th percentile of this part of TTFT (mean in values)", "mean %.4g ms", p.meanMS)
 	}

@@ -20,7 +20,7 @@ type FigureNote struct {
 // figureNotes lists the figures of every candidate, and for each what it
 // is and how it is derived.
 func figureNotes(q *Query) []FigureNote {
-	ttft := "Σ parts' means + √Σ (part's percentile − its mean)² over frontend, iteration in flight, prefill queue (Allen–Cunneen tail C e^(−t/θ)), prefill (the prompts' mixture), KV transfer, seat wait and first decode step, taken as independent; a part below its mean at that percentile adds its mean, so p50 is at least the mean"
+	ttft := "Σ parts' means + √Σ (part's percentile − its mean)² over the request path (frontend or engine, --request-path), iteration in flight, prefill queue (Allen–Cunneen tail C e^(−t/θ)), prefill (the prompts' mixture), KV transfer, seat wait and first decode step, taken as independent; a part below its mean at that percentile adds its mean, so p50 is at least the mean"
 	itl := "the gaps a sequence sees: iterations of 1 + N sequences, N ~ Poisson(batch) (the arrival theorem), a share of them carrying a prefill chunk of one of the prompts (weighed by its chunks); the percentile of that mixture"
 	out := []FigureNote{
 		{"ttft_p50_ms", "50th percentile of time to first token over requests", ttft},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/perf"
 	. "github.com/kvplan/kvplan/planner/capacity"
 )
 
@@ -87,7 +88,7 @@ func deepseekQuery(t testing.TB, cat *catalog.Catalog, gpus, links []string) Que
 	m, _ := cat.Model("deepseek-v3")
 	e, _ := cat.Engine("vllm")
 	q := Query{Model: m, Engine: e, InputTokens: 2000, OutputTokens: 500, TTFTP95MS: 2000, ITLP95MS: 50,
-		FrontendMS: 13, Timers: engineModels(cat)[1].timers, Instances: cat.Instances}
+		Path: perf.Frontend(13), Timers: engineModels(cat)[1].timers, Instances: cat.Instances}
 	for _, n := range gpus {
 		g, _ := cat.GPU(n)
 		q.GPUOptions = append(q.GPUOptions, g)

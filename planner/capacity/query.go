@@ -9,6 +9,7 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/openloop"
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/workload"
 )
@@ -76,10 +77,13 @@ type Query struct {
 	Prefixes       int     // distinct shared prefixes (instead of CachedFraction)
 	PrefixTokens   int     // tokens of each prefix, at the start of the prompt
 
-	MaxGPUs    int                // 0 = no bound
-	Pricing    string             // PricingOnDemand (default), PricingSpot, PricingReserved1Y, PricingReserved3Y
-	Prices     map[string]float64 // GPU name → $/GPU-hour, over the catalog's
-	FrontendMS float64            // per-request frontend overhead in TTFT
+	MaxGPUs int                // 0 = no bound
+	Pricing string             // PricingOnDemand (default), PricingSpot, PricingReserved1Y, PricingReserved3Y
+	Prices  map[string]float64 // GPU name → $/GPU-hour, over the catalog's
+	// Path is how requests reach the workers, and what that costs in
+	// TTFT (perf.RequestPath: a frontend's cost, or the engine's own); the
+	// zero value is direct to the engine.
+	Path perf.RequestPath
 
 	// Instances are the instance types workers are priced on (the catalog's,
 	// with a --price-file merged over them); Provider the one that rents the
@@ -206,8 +210,8 @@ func (q *Query) Check() error {
 		return fmt.Errorf("prefix tokens %d: a prefix is part of the prompt, so it must be shorter than the %d input tokens", q.PrefixTokens, q.InputTokens)
 	case q.MaxGPUs < 0 || q.MaxGPUs > maxGPUs:
 		return fmt.Errorf("max gpus %d: must be between 1 and %d", q.MaxGPUs, maxGPUs)
-	case bad(q.FrontendMS) || q.FrontendMS < 0:
-		return fmt.Errorf("frontend overhead %g ms: must be >= 0", q.FrontendMS)
+	case bad(q.Path.FrontendMS) || q.Path.FrontendMS < 0:
+		return fmt.Errorf("frontend overhead %g ms: must be >= 0", q.Path.FrontendMS)
 	}
 	if bad(q.ScaleUpLeadS) || q.ScaleUpLeadS < 0 || q.ScaleUpLeadS > 86_400 {
 		return fmt.Errorf("scale-up lead time %g s: must be between 0 and a day", q.ScaleUpLeadS)

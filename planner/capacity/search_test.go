@@ -57,7 +57,7 @@ func exampleQuery(t testing.TB, cat *catalog.Catalog) Query {
 	l, _ := cat.Link("ib-ndr")
 	e, _ := cat.Engine("vllm")
 	return Query{Model: m, Engine: e, InputTokens: 4000, OutputTokens: 512, RatePerS: 20, TTFTP95MS: 1000, ITLP95MS: 50,
-		GPUOptions: []*catalog.GPU{g}, Links: []*catalog.Link{l}, FrontendMS: 13, Timers: capacitytest.Timers}
+		GPUOptions: []*catalog.GPU{g}, Links: []*catalog.Link{l}, Path: perf.Frontend(13), Timers: capacitytest.Timers}
 }
 
 func TestSearchExample(t *testing.T) {
@@ -422,7 +422,7 @@ func TestDisaggAtLoad(t *testing.T) {
 		m, _ := cat.Model(tc.model)
 		l, _ := cat.Link(tc.link)
 		sc := planner.DisaggScenario{Model: m, TP: tc.tp, InputTokens: tc.isl, OutputTokens: tc.osl, Concurrency: 1, Link: l,
-			PrefillGPU: h100, DecodeGPU: h100, FrontendMS: 13}
+			PrefillGPU: h100, DecodeGPU: h100, Path: perf.Frontend(13)}
 		a, err := DisaggAtLoad(sc, e, tc.rate, EngineModel{Timers: capacitytest.Timers})
 		if err != nil {
 			t.Fatal(err)
@@ -442,7 +442,7 @@ func TestDisaggAtLoad(t *testing.T) {
 	// Without a rate the load follows from concurrency by Little's law.
 	m, _ := cat.Model("llama-3.1-8b")
 	l, _ := cat.Link("ib-ndr")
-	sc := planner.DisaggScenario{Model: m, TP: 1, InputTokens: 2000, OutputTokens: 256, Concurrency: 16, Link: l, PrefillGPU: h100, DecodeGPU: h100, FrontendMS: 13}
+	sc := planner.DisaggScenario{Model: m, TP: 1, InputTokens: 2000, OutputTokens: 256, Concurrency: 16, Link: l, PrefillGPU: h100, DecodeGPU: h100, Path: perf.Frontend(13)}
 	a, err := DisaggAtLoad(sc, e, 0, EngineModel{Timers: capacitytest.Timers})
 	if err != nil {
 		t.Fatal(err)

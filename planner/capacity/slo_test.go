@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/perf"
 	. "github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/workload"
@@ -23,7 +24,7 @@ func l40sQuery(t testing.TB, cat *catalog.Catalog) Query {
 	g, _ := cat.GPU("l40s")
 	e, _ := cat.Engine("vllm")
 	return Query{Model: m, Engine: e, InputTokens: 2000, OutputTokens: 300, RatePerS: 50, TTFTP95MS: 500, ITLP95MS: 40,
-		GPUOptions: []*catalog.GPU{g}, FrontendMS: 13, Timers: fittedTimers(cat)}
+		GPUOptions: []*catalog.GPU{g}, Path: perf.Frontend(13), Timers: fittedTimers(cat)}
 }
 
 // TestMeanTPOTTarget: with the p95 targets alone the best's ITL p95 passes

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/sim"
 	"github.com/kvplan/kvplan/slo"
 	"github.com/kvplan/kvplan/units"
@@ -229,8 +230,8 @@ type observed struct {
 	gaps            []gap
 	gapN            float64
 	gapSum          float64
-	frontendMS      float64
-	perTTFT         float64 // per-request targets, for goodput (0 = none)
+	request         perf.RequestCost // what each request pays before its worker (Query.Path)
+	perTTFT         float64          // per-request targets, for goodput (0 = none)
 	perTPOT         float64
 	perE2E          float64
 	good            int
@@ -242,7 +243,8 @@ type gap struct {
 }
 
 func (o *observed) Request(r sim.RequestTiming) {
-	ttft, e2e := r.TTFTMS+o.frontendMS, r.E2EMS+o.frontendMS
+	req := o.request.MS(float64(r.InputTokens))
+	ttft, e2e := r.TTFTMS+req, r.E2EMS+req
 	o.ttft = append(o.ttft, ttft)
 	o.e2e = append(o.e2e, e2e)
 	tpot := r.TPOTMS()
@@ -320,7 +322,7 @@ func (q *Query) simulate(c *Candidate, smp sample, requests int, seed uint64) (*
 		cfg.Burstiness = q.Burstiness
 	}
 	cfg.CapacityBlocks = int(first.slots / int64(block))
-	obs := &observed{frontendMS: q.FrontendMS}
+	obs := &observed{request: q.requestCost(first)}
 	obs.perTTFT, obs.perTPOT, obs.perE2E = q.SLO.PerRequest()
 	// A worker of data-parallel ranks schedules each rank's budget and
 	// sequences: the whole worker's are dp times the engine's arguments.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/perf"
 	. "github.com/kvplan/kvplan/planner/capacity"
 	"github.com/kvplan/kvplan/workload"
 )
@@ -53,7 +54,7 @@ func TestMooncakeTTFTAccuracy(t *testing.T) {
 			m, _ := cat.Model(g.model)
 			gpu, _ := cat.GPU(g.gpu)
 			e, _ := cat.Engine("vllm")
-			q := Query{Model: m, Engine: e, RatePerS: g.rate, Workload: w, GPUOptions: []*catalog.GPU{gpu}, FrontendMS: 13, Timers: fittedTimers(cat)}
+			q := Query{Model: m, Engine: e, RatePerS: g.rate, Workload: w, GPUOptions: []*catalog.GPU{gpu}, Path: perf.Frontend(13), Timers: fittedTimers(cat)}
 			q.SLO.TTFTMS, q.SLO.TPOTMeanMS = g.ttft, g.tpot
 			res, err := Search(q)
 			if err != nil {

@@ -31,7 +31,7 @@ func mooncakeQuery(t testing.TB, cat *catalog.Catalog) Query {
 	m, _ := cat.Model("llama-3.1-8b")
 	g, _ := cat.GPU("h100-sxm")
 	e, _ := cat.Engine("vllm")
-	q := Query{Model: m, Engine: e, RatePerS: 2, Workload: w, GPUOptions: []*catalog.GPU{g}, FrontendMS: 13, Timers: fittedTimers(cat)}
+	q := Query{Model: m, Engine: e, RatePerS: 2, Workload: w, GPUOptions: []*catalog.GPU{g}, Path: perf.Frontend(13), Timers: fittedTimers(cat)}
 	q.SLO.TTFTMS, q.SLO.TPOTMeanMS = 5000, 50
 	return q
 }

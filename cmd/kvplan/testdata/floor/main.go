@@ -31,11 +31,11 @@ var tables = [][][]string{
 		{"transfer alone", "1654.4 ms", ""},
 		{"transfer while shared", "1654.4 ms", "1 in flight, 104 MB/s each"}},
 	{{"figure", "value", "note"},
-		{"frontend", "13.00 ms", "HTTP, tokenization, routing"},
+		{"request (frontend path)", "13.00 ms", "the frontend's HTTP, tokenization, routing"},
 		{"prefill", "9.97 ms", "estimated on h100-sxm"},
 		{"prefill freed from decode", "9.97 ms", "what the split gains per request"},
-		{"TTFT aggregated", "22.97 ms", "frontend + prefill"},
-		{"TTFT disaggregated", "1677.3 ms", "frontend + prefill + shared transfer"},
+		{"TTFT aggregated", "22.97 ms", "request + prefill"},
+		{"TTFT disaggregated", "1677.3 ms", "request + prefill + shared transfer"},
 		{"ratio", "73.02×", "disaggregated / aggregated"}},
 }
 
