@@ -187,6 +187,7 @@ func (r *reader) agreeEngine() error {
 // routerPlan sets [router] from what the manifest says about the router
 // and the workers' KV events.
 func (r *reader) routerPlan() {
+	r.requestPath()
 	p, ri := r.m.Plan, r.router
 	r.m.Notes = append(r.m.Notes, ri.notes...)
 	if !ri.set {
@@ -249,6 +250,26 @@ func (r *reader) routerPlan() {
 		p.Router.KVEvents = &on
 		p.SetPos("router.kv_events", loud.publishesAt)
 	}
+}
+
+// requestPath sets router.request_path from how the workers are started: a
+// Dynamo worker (python -m dynamo.vllm|sglang|trtllm) gets token ids from
+// the frontend, which served the HTTP and tokenized; a worker that runs the
+// engine's own server (vllm serve, sglang.launch_server, trtllm-serve,
+// behind KServe, llm-d's gateway or a Service) serves and tokenizes each
+// request itself, at the engine model's fitted request cost.
+func (r *reader) requestPath() {
+	for _, w := range r.workers {
+		if !strings.HasPrefix(w.entry, "dynamo.") {
+			r.m.Plan.Router.RequestPath = planfile.RequestPathDirect
+			r.m.Plan.SetPos("router.request_path", w.engineAt)
+			if !r.fromCommandLine {
+				r.m.Notes = append(r.m.Notes, Note{At: w.engineAt, Text: fmt.Sprintf("%s runs %s, the engine's own server: requests reach it directly, and TTFT takes the engine model's fitted request cost (router.request_path = \"direct\") in place of a frontend's 13 ms", w.name, w.entry)})
+			}
+			return
+		}
+	}
+	r.m.Plan.Router.RequestPath = planfile.RequestPathFrontend
 }
 
 // publishHint says how an engine's worker would publish KV events.

@@ -6,21 +6,22 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 )
 
-// DefaultFrontendMS is what a serving frontend (Dynamo's; llm-d's gateway
-// alike) costs a request in TTFT: FACTS.md §5 measured +13 ms at
+// DefaultFrontendMS is what a serving frontend (Dynamo's) costs a request
+// in TTFT: FACTS.md §5 measured +13 ms at
 // concurrency 1 with Qwen3-0.6B, 512 tokens in.
 const DefaultFrontendMS = 13
 
 // Request paths: how a request reaches its worker's scheduler.
 const (
-	// PathFrontend: through a serving frontend (Dynamo, llm-d), which does
+	// PathFrontend: through a serving frontend (Dynamo's), which does
 	// the HTTP, tokenization and routing in place of the engine's own
 	// server, and sends the worker token ids. The request pays the
 	// frontend's cost, not the engine's.
 	PathFrontend = "frontend"
 	// PathDirect: to the engine's own HTTP server (vllm serve, trtllm-serve,
-	// sglang.launch_server), as the benchmarks the engine model is fitted
-	// on were run. The request pays the engine model's fitted request_ms +
+	// sglang.launch_server; behind KServe or llm-d's gateway, which forward
+	// the HTTP to it), as the benchmarks the engine model is fitted on were
+	// run. The request pays the engine model's fitted request_ms +
 	// request_us_per_token × prompt tokens.
 	PathDirect = "direct"
 )

@@ -234,13 +234,14 @@ func inside(dir, path string) error {
 }
 
 var (
-	kvDtypes    = []string{"bf16", "fp16", "fp8", "int8"}
-	roles       = []string{RoleAggregated, RolePrefill, RoleDecode}
-	devices     = []string{BufferCPU, BufferGPU}
-	routerModes = []string{RouterKV, RouterRoundRobin, RouterRandom}
-	cudaRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+$`) })        // compiled on first use, not at start-up
-	driverRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(\.[0-9]+){0,2}$`) }) // compiled on first use, not at start-up
-	tlsRe       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\^?[a-z][a-z0-9_]*$`) })    // compiled on first use, not at start-up
+	kvDtypes     = []string{"bf16", "fp16", "fp8", "int8"}
+	roles        = []string{RoleAggregated, RolePrefill, RoleDecode}
+	devices      = []string{BufferCPU, BufferGPU}
+	routerModes  = []string{RouterKV, RouterRoundRobin, RouterRandom}
+	requestPaths = []string{RequestPathFrontend, RequestPathDirect}
+	cudaRe       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+$`) })        // compiled on first use, not at start-up
+	driverRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+(\.[0-9]+){0,2}$`) }) // compiled on first use, not at start-up
+	tlsRe        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\^?[a-z][a-z0-9_]*$`) })    // compiled on first use, not at start-up
 )
 
 type checker struct {
@@ -524,6 +525,11 @@ func (p *Plan) validate() []*tomlpos.Error {
 		r.Mode = RouterRoundRobin
 	} else {
 		r.Mode = c.oneOf("router.mode", r.Mode, routerModes)
+	}
+	if r.RequestPath == "" {
+		r.RequestPath = RequestPathFrontend
+	} else {
+		r.RequestPath = c.oneOf("router.request_path", r.RequestPath, requestPaths)
 	}
 	if c.has("router.block_size") && r.BlockSize < 1 {
 		c.add("router.block_size", "%d is not accepted: want tokens per block, e.g. 16", r.BlockSize)

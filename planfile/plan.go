@@ -166,7 +166,19 @@ type Router struct {
 	Mode      string `toml:"mode"`       // kv, round-robin or random; absent = round-robin
 	KVEvents  *bool  `toml:"kv_events"`  // workers publish KV events; absent = true
 	BlockSize int    `toml:"block_size"` // tokens per KV block; absent = 16
+	// RequestPath is how requests reach the workers, the first term of
+	// every TTFT: RequestPathFrontend (a frontend serves HTTP and tokenizes
+	// in the engine's place: Dynamo) or RequestPathDirect (the engine's own
+	// server: vllm serve behind KServe, llm-d's gateway, a Service);
+	// absent = frontend.
+	RequestPath string `toml:"request_path"`
 }
+
+// Request paths (perf.RequestPath's names).
+const (
+	RequestPathFrontend = "frontend"
+	RequestPathDirect   = "direct"
+)
 
 // Transport holds the UCX settings of the KV transfer (NIXL over UCX).
 type Transport struct {

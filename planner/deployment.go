@@ -8,7 +8,6 @@ import (
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/models/hfimport"
-	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/planfile"
 	"github.com/kvplan/kvplan/units"
 )
@@ -438,7 +437,7 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 			Model: dep.Model, KVDtype: p.Model.KVDtype, TP: pre.TP, DecodeTP: dec.TP,
 			InputTokens: max(1, p.Workload.InputTokens), OutputTokens: p.Workload.OutputTokens,
 			RequestRate: p.Workload.RequestRate, Link: link,
-			PrefillGPU: pre.GPU, DecodeGPU: dec.GPU, SameGPU: dep.sharesOneGPU(), Path: perf.Frontend(DefaultFrontendMS),
+			PrefillGPU: pre.GPU, DecodeGPU: dec.GPU, SameGPU: dep.sharesOneGPU(), Path: PlanRequestPath(p),
 			Catalog: dep.cat, Engine: dep.Engine.Name,
 		}
 		if p.Workload.RequestRate == 0 || p.Has("workload.concurrency") {
@@ -478,11 +477,12 @@ func (dep *Deployment) planLatency(at func(string, error) error) error {
 			d.Add("predicted_itl_ms", dep.ITLMS, "ms", "the engine model's decode iteration with the requests in flight per worker at the mean decoding context (kvplan perf)", "%.3f", dep.ITLMS)
 			return nil
 		}
-		req, err := RequestMSFor(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, dep.layoutOf(agg), perf.Frontend(DefaultFrontendMS), max(1, p.Workload.InputTokens), d)
+		path := PlanRequestPath(p)
+		req, err := RequestMSFor(dep.cat, dep.Engine.Name, dep.Model, agg.GPU, dep.layoutOf(agg), path, max(1, p.Workload.InputTokens), d)
 		if err != nil {
 			return at("workload", err)
 		}
-		dep.TTFTMS = d.Add("predicted_ttft_ms", req+dep.PrefillMS, "ms", "request_ms (frontend path) + prefill (aggregated)", "%.3f + %.3f", req, dep.PrefillMS)
+		dep.TTFTMS = d.Add("predicted_ttft_ms", req+dep.PrefillMS, "ms", "request_ms ("+path.String()+" path, router.request_path) + prefill (aggregated)", "%.3f + %.3f", req, dep.PrefillMS)
 		dep.ITLMS = agg.ITLMS
 	}
 	d.Add("predicted_itl_ms", dep.ITLMS, "ms", "the engine model's decode iteration with the requests in flight per worker at the mean decoding context (kvplan perf)", "%.3f", dep.ITLMS)

@@ -263,3 +263,41 @@ gpu = "h100-sxm"
 		}
 	}
 }
+
+// TestDeploymentRequestPath: router.request_path = "direct" (a worker that
+// runs the engine's own server) puts the engine model's fitted request cost
+// where a frontend's 13 ms stands, in the TTFT of an aggregated and a
+// disaggregated plan alike; by hand, 1,500 prompt tokens on the shipped
+// vLLM entry cost request_ms + 1,500 × request_us_per_token / 1000.
+func TestDeploymentRequestPath(t *testing.T) {
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eff *catalog.Efficiency
+	for _, e := range cat.Efficiencies {
+		if e.GPU == "*" && e.Engine == "vllm" && e.Dtype == "bf16" {
+			eff = e
+		}
+	}
+	if eff == nil {
+		t.Fatal("no * × vllm × bf16 efficiency entry")
+	}
+	direct := eff.RequestMS + 1500*eff.RequestUSTok/1000
+	for _, tc := range []struct{ name, pools string }{
+		{"aggregated", "[pools.w]\nrole = \"aggregated\"\ngpu = \"rtx4090\"\n"},
+		{"disaggregated", "[pools.p]\nrole = \"prefill\"\ngpu = \"rtx4090\"\n[pools.d]\nrole = \"decode\"\ngpu = \"rtx4090\"\n[link]\nname = \"pcie4-x16\"\n"},
+	} {
+		plan := "[model]\nname = \"qwen3-0.6b\"\n[workload]\ninput_tokens = 1500\noutput_tokens = 16\nconcurrency = 1\n" + tc.pools
+		fe, dir := deploy(t, plan), deploy(t, plan+"[router]\nrequest_path = \"direct\"\n")
+		if fe.PrefillMS != dir.PrefillMS || fe.PrefillMS <= 0 {
+			t.Fatalf("%s: prefill %.3f and %.3f ms: the path must not move it", tc.name, fe.PrefillMS, dir.PrefillMS)
+		}
+		if got, want := fe.TTFTMS-dir.TTFTMS, DefaultFrontendMS-direct; math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s: TTFT %.4f (frontend) − %.4f (direct) = %.4f ms, want 13 − %.4f = %.4f", tc.name, fe.TTFTMS, dir.TTFTMS, got, direct, want)
+		}
+	}
+	if _, err := planfile.Parse("plan.toml", []byte("[model]\nname = \"qwen3-0.6b\"\n[router]\nrequest_path = \"dirct\"\n[pools.w]\ngpu = \"l4\"\n")); err == nil || !strings.Contains(err.Error(), "router.request_path") || !strings.Contains(err.Error(), "did you mean direct") {
+		t.Errorf("request_path \"dirct\": %v; want an error at router.request_path with \"did you mean\"", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/perf"
+	"github.com/kvplan/kvplan/planfile"
 )
 
 // engineModel builds the engine model (package perf) of model m on tp GPUs
@@ -114,6 +115,15 @@ func RequestMSFor(cat *catalog.Catalog, engine string, m *catalog.Model, g *cata
 	d.Add("request_ms", ms, "ms", c.Formula, "%s", c.Values(float64(tokens)))
 	d.Note(c.Source)
 	return ms, nil
+}
+
+// PlanRequestPath is the request path of a plan (router.request_path): a
+// frontend at DefaultFrontendMS, or direct to the engine's server.
+func PlanRequestPath(p *planfile.Plan) perf.RequestPath {
+	if p.Router.RequestPath == planfile.RequestPathDirect {
+		return perf.Direct()
+	}
+	return perf.Frontend(DefaultFrontendMS)
 }
 
 // EfficiencyUse says which efficiency entry a figure's engine model rests

@@ -31,7 +31,7 @@ func BaseEnv(p *planfile.Plan) Env {
 		RequestRate: w.RequestRate, Prefixes: w.Prefixes, PrefixTokens: w.PrefixTokens, Repeats: w.Repeats,
 	}
 	e.Link = LinkEnv{Name: p.Link.Name, ThroughputBytesPerS: p.Link.ThroughputBytesPerS, LatencyMS: p.Link.LatencyMS}
-	e.Router = RouterEnv{Mode: p.Router.Mode, KVEvents: p.Router.KVEventsEnabled(), BlockSize: p.Router.BlockSize}
+	e.Router = RouterEnv{Mode: p.Router.Mode, KVEvents: p.Router.KVEventsEnabled(), BlockSize: p.Router.BlockSize, RequestPath: p.Router.RequestPath}
 	e.Transport = NewTransport(p.Transport.UCXTLS)
 	e.Runtime = NewRuntime(p.Runtime.Engine, p.Runtime.CUDA, p.Runtime.Driver)
 	e.SLO = SLOEnv{TTFTMS: p.SLO.TTFTMS, ITLMS: p.SLO.ITLMS}

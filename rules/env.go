@@ -78,6 +78,8 @@ type RouterEnv struct {
 	Mode      string `expr:"mode" unit:"" desc:"kv, round-robin or random"`
 	KVEvents  bool   `expr:"kv_events" unit:"" desc:"workers publish KV events to the router"`
 	BlockSize int    `expr:"block_size" unit:"tokens" desc:"tokens per KV block"`
+	// RequestPath is how requests reach the workers.
+	RequestPath string `expr:"request_path" unit:"" desc:"frontend (Dynamo's frontend serves HTTP and tokenizes) or direct (the engine's own server, as under KServe and llm-d)"`
 }
 
 // TransportEnv holds UCX_TLS and what follows from it. NewTransport fills it.

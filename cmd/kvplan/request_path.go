@@ -15,7 +15,7 @@ import (
 // same two flags, each with its own default path (def).
 func requestPathFlags(def string) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "request-path", Value: def, Usage: "how requests reach the worker: frontend (Dynamo's, llm-d's: it serves HTTP and tokenizes in the engine's place, --frontend-ms a request) or direct (the engine's own server, at the engine model's fitted request_ms + request_us_per_token × prompt, as benchmarks run)"},
+		&cli.StringFlag{Name: "request-path", Value: def, Usage: "how requests reach the worker: frontend (Dynamo's: it serves HTTP and tokenizes in the engine's place, --frontend-ms a request) or direct (the engine's own server, as benchmarks run and as KServe and llm-d's gateway forward to it: the engine model's fitted request_ms + request_us_per_token × prompt)"},
 		&cli.Float64Flag{Name: "frontend-ms", Value: perf.DefaultFrontendMS, Usage: "the frontend's cost per request in TTFT, ms, on the frontend path (FACTS §5: +13 ms at concurrency 1); implies --request-path frontend"},
 	}
 }

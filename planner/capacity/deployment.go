@@ -5,7 +5,6 @@ import (
 
 	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/openloop"
-	"github.com/kvplan/kvplan/perf"
 	"github.com/kvplan/kvplan/planner"
 )
 
@@ -30,7 +29,7 @@ func ForDeployment(dep *planner.Deployment, em EngineModel) (notes []string, err
 	target.Normalize()
 	q := &Query{Model: dep.Model, Engine: dep.Engine, InputTokens: w.InputTokens, OutputTokens: w.OutputTokens,
 		RatePerS: w.RequestRate, SLO: target, TTFTP95MS: target.TTFTMS, ITLP95MS: target.ITLMS, Links: nil,
-		Prefixes: w.Prefixes, PrefixTokens: w.PrefixTokens, Path: perf.Frontend(perf.DefaultFrontendMS), Timers: em.Timers,
+		Prefixes: w.Prefixes, PrefixTokens: w.PrefixTokens, Path: planner.PlanRequestPath(p), Timers: em.Timers,
 		SeparatePrefill: em.separate(dep.Engine.Name), Instances: dep.Instances()}
 	slo := target.String() // "" for no target: held to stability only
 	if target.Empty() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/kvplan/kvplan/planfile"
 	"github.com/kvplan/kvplan/slo"
 )
 
@@ -60,8 +61,9 @@ type planLink struct {
 }
 
 type planRouter struct {
-	Mode     string `toml:"mode"`
-	KVEvents bool   `toml:"kv_events"`
+	Mode        string `toml:"mode"`
+	KVEvents    bool   `toml:"kv_events"`
+	RequestPath string `toml:"request_path,omitempty"` // written when direct: frontend is the plan file's default
 }
 
 type planRuntime struct {
@@ -95,6 +97,9 @@ func (q *Query) PlanFile(c *Candidate) ([]byte, error) {
 	}
 	if q.routerPolicy() == "kv-aware" {
 		pf.Router.Mode = "kv"
+	}
+	if !q.Path.IsFrontend() {
+		pf.Router.RequestPath = planfile.RequestPathDirect
 	}
 	if s.link != nil {
 		pf.Link = &planLink{Name: s.link.Name}
