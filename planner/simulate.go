@@ -177,9 +177,13 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 		d.Add("capacity_blocks", float64(p.CapacityBlocks), "blocks", "kvplan memory's kv_blocks of one worker (every rank holds the same tokens)",
 			"%d slots / %d tokens a block", mp.KVSlotsTokens, mp.BlockSize)
 	}
-	d.Add("frontend_ms", p.FrontendMS, "ms", "a request's fixed cost before its worker, "+rc.Path+" path: "+rc.Formula, "%s", rc.Values(0))
+	fixed, perTok := "the frontend's cost per request (--frontend-ms), in place of the engine's server", "none: the frontend's cost is per request"
+	if rc.Path == perf.PathDirect {
+		fixed, perTok = "the engine model's request_ms (the engine's own HTTP server)", "the engine model's request_us_per_token / 1000 (its tokenizer)"
+	}
+	d.Add("frontend_ms", p.FrontendMS, "ms", "a request's fixed cost before its worker, "+rc.Path+" path: "+fixed, "%g ms", p.FrontendMS)
 	d.Note(rc.Source)
-	d.Add("frontend_ms_per_token", p.FrontendMSPerToken, "ms/token", "its cost per prompt token ("+rc.Path+" path)", "%g µs / 1000", p.FrontendMSPerToken*1000)
+	d.Add("frontend_ms_per_token", p.FrontendMSPerToken, "ms/token", "its cost per prompt token: "+perTok, "%g µs / 1000", p.FrontendMSPerToken*1000)
 	d.Add("ramp_ms", p.RampMS, "ms", "the engine model's ramp_ms: a closed loop's first requests are sent spread over it, as a benchmark's clients start",
 		"%s", step.Efficiency.Key())
 	if sc.Link == nil {
