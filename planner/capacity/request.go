@@ -1,6 +1,10 @@
 package capacity
 
-import "github.com/kvplan/kvplan/perf"
+import (
+	"fmt"
+
+	"github.com/kvplan/kvplan/perf"
+)
 
 // requestCoster is an engine model that knows what a request costs before
 // its worker on a path (*perf.Model: the fitted request_ms and
@@ -14,10 +18,15 @@ type requestCoster interface {
 // worker: the same perf.RequestPath.Cost that kvplan perf, disagg and
 // simulate take their TTFT's first term from.
 func (q *Query) requestCost(r *role) perf.RequestCost {
+	return q.costOn(r, q.Path)
+}
+
+// costOn is what a request pays on path with role r's engine model.
+func (q *Query) costOn(r *role, path perf.RequestPath) perf.RequestCost {
 	if m, ok := r.timer.(requestCoster); ok {
-		return m.RequestCost(q.Path)
+		return m.RequestCost(path)
 	}
-	return q.Path.Cost(nil)
+	return path.Cost(nil)
 }
 
 // requestPart is the request's cost as a TTFT part, at the mean prompt
@@ -30,4 +39,25 @@ func (q *Query) requestPart(r *role) part {
 		name = "frontend"
 	}
 	return part{name, ms, ms, nil}
+}
+
+// requestAssumption says which path the TTFTs take and what the other one
+// would cost, with the engine model of role r (the first shape's): through
+// a frontend the engine's own fitted request cost is left out, and for an
+// engine whose fit carries a large one (SGLang's) that is a difference a
+// reader must see.
+func (q *Query) requestAssumption(r *role) string {
+	n := float64(q.InputTokens)
+	cur := q.requestCost(r)
+	other := perf.Frontend(perf.DefaultFrontendMS)
+	if q.Path.IsFrontend() {
+		other = perf.Direct()
+	}
+	oc := q.costOn(r, other)
+	if q.Path.IsFrontend() {
+		return fmt.Sprintf("requests reach the workers through a frontend (Dynamo's) at %.3g ms each, in place of the engine's own server; direct to the engine's server (--request-path direct: KServe, llm-d, a Service) its fitted request cost would be %.3g ms at %d prompt tokens",
+			cur.MS(n), oc.MS(n), q.InputTokens)
+	}
+	return fmt.Sprintf("requests reach the engine's own server directly (KServe, llm-d, a Service): its fitted request cost, %.3g ms at %d prompt tokens; through a frontend (--request-path frontend: Dynamo) %.3g ms in its place",
+		cur.MS(n), q.InputTokens, oc.MS(n))
 }

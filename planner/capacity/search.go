@@ -65,6 +65,7 @@ func Search(q Query) (*Result, error) {
 	res := &Result{Model: q.Model.Name, Engine: q.Engine.Name, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens,
 		RatePerS: q.RatePerS, GPUs: q.GPUs, TTFTP95MS: q.TTFTP95MS, ITLP95MS: q.ITLP95MS, Pricing: q.Pricing,
 		SLO: q.SLO, Workload: q.summary(), Figures: figureNotes(&q), Notes: notes, Assumptions: assumptions(&q)}
+	res.Assumptions = append(res.Assumptions, q.requestAssumption(shapes[0].roles[0]))
 	bestUSD, pruned := math.Inf(1), 0
 	for _, s := range shapes {
 		var c *Candidate
