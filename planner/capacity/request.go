@@ -54,6 +54,9 @@ func (q *Query) requestAssumption(r *role) string {
 		other = perf.Direct()
 	}
 	oc := q.costOn(r, other)
+	if q.Path.IsFrontend() && oc.MS(n) == 0 {
+		return fmt.Sprintf("requests reach the workers through a frontend (Dynamo's) at %.3g ms each, in place of the engine's own server; this engine model prices no request cost of its own for the direct path (--request-path direct)", cur.MS(n))
+	}
 	if q.Path.IsFrontend() {
 		return fmt.Sprintf("requests reach the workers through a frontend (Dynamo's) at %.3g ms each, in place of the engine's own server; direct to the engine's server (--request-path direct: KServe, llm-d, a Service) its fitted request cost would be %.3g ms at %d prompt tokens",
 			cur.MS(n), oc.MS(n), q.InputTokens)
