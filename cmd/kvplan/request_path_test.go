@@ -23,14 +23,9 @@ func TestOneRequestOneTTFT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var eff *catalog.Efficiency
-	for _, e := range cat.Efficiencies {
-		if e.GPU == "*" && e.Engine == "vllm" && e.Dtype == "bf16" {
-			eff = e
-		}
-	}
-	if eff == nil {
-		t.Fatal("no * × vllm × bf16 efficiency entry")
+	eff, err := cat.EfficiencyFor("rtx4090", "vllm", "bf16") // the entry the engine model takes
+	if err != nil {
+		t.Fatal(err)
 	}
 	direct := eff.RequestMS + 1500*eff.RequestUSTok/1000
 	model := []string{"--model", "qwen3-0.6b"}
