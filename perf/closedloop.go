@@ -51,6 +51,17 @@ type Limits struct {
 	// modelled); SGLang also keeps new_token_ratio (0.1 in steady state) of
 	// the remaining output in reserve: 0.55.
 	KVReserveOutput float64
+	// GrowKV allocates KV as sequences grow, as vLLM V1 does
+	// (v1/core/kv_cache_manager.py allocate_slots): a request is admitted
+	// when its prompt's blocks are free now, each decode step takes the
+	// blocks its new token needs, and when they run out the request
+	// admitted last is preempted (v1/core/sched/scheduler.py: the running
+	// queue's last, recompute mode): its blocks are freed and it waits at
+	// the head of the queue to prefill its prompt and the tokens it had
+	// generated again, then decodes the rest. KVReserveOutput is then not
+	// used for admission. Not with BalanceRanks > 1 (there, admission
+	// reserves as without it: kvplan's limit).
+	GrowKV bool
 	// BalanceRanks > 1 replays TensorRT-LLM's attention data parallelism
 	// with balancing (attention_dp_config enable_balance, timeout_iters
 	// BalanceTimeoutIters, batching_wait_iters 0) over that many ranks, each
@@ -100,6 +111,7 @@ type Result struct {
 	PrefillStepShare float64 `json:"prefill_step_share"`      // fraction of iterations that carry prefill
 	PrefillTokens    float64 `json:"prefill_tokens_per_step"` // mean prefill tokens of a prefill iteration
 	Iterations       int     `json:"iterations"`              // engine iterations simulated
+	Preemptions      int     `json:"preemptions"`             // requests preempted for KV blocks (Limits.GrowKV), measured ones
 	PrefillStep      Terms   `json:"prefill_step"`            // terms of a mean prefill iteration
 	DecodeStep       Terms   `json:"decode_step"`             // terms of a mean decode iteration
 }
@@ -149,12 +161,28 @@ type client struct {
 	finish    int // decode iteration at which it completes
 }
 
+// growState is a client's request under Limits.GrowKV: the tokens to
+// prefill (the prompt, or after a preemption the prompt and what it had
+// generated), the tokens it had generated when preempted, its admission
+// order (the newest is preempted first), whether its first token is out
+// already (resumed) and whether it is decoding now.
+type growState struct {
+	prompt, gen, order int
+	resumed, decoding  bool
+}
+
 type bench struct {
 	m               *Model
 	C, isl, osl     int
 	budget, maxSeqs int
 	slots, need     int64
 	separate        bool
+	grow            bool        // Limits.GrowKV (one rank)
+	gs              []growState // each client's, with grow
+	bs              int64       // tokens per KV block
+	kvPre           int64       // GrowKV: blocks held by requests still prefilling, in tokens
+	admitted        int         // GrowKV: admissions so far (each request's order)
+	preempted       int         // GrowKV: measured requests preempted
 	reqMS, ramp     float64
 	warm, perClient int  // requests per client left out, sent
 	harness         bool // Load.AsHarness
@@ -215,12 +243,12 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 		budget: lim.MaxNumBatchedTokens, maxSeqs: lim.MaxNumSeqs, slots: lim.KVSlots,
 		separate: lim.SeparatePrefill, ramp: m.Efficiency.RampMS, warm: WarmRequests, perClient: RequestsPerClient,
 		harness: ld.AsHarness, balRanks: lim.BalanceRanks, balTimeout: lim.BalanceTimeoutIters,
-		reqMS: m.RequestCost(ld.Path).MS(float64(ld.InputTokens))}
+		reqMS: m.RequestCost(ld.Path).MS(float64(ld.InputTokens)), grow: lim.GrowKV && lim.BalanceRanks <= 1, bs: int64(bs)}
 	b.need = int64((b.isl+b.osl+bs-1)/bs) * int64(bs)
 	if b.need > b.slots {
 		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
 	}
-	if f := lim.KVReserveOutput; f > 0 && f < 1 {
+	if f := lim.KVReserveOutput; f > 0 && f < 1 && !b.grow {
 		b.need = int64((b.isl+int(math.Ceil(f*float64(b.osl)))+bs-1)/bs) * int64(bs)
 	}
 	if b.need > b.slots {
@@ -233,6 +261,9 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 		b.ramp, b.warm, b.perClient = 0, 0, HarnessRequestsPerClient
 	}
 	b.cl = make([]client, b.C)
+	if b.grow {
+		b.gs = make([]growState, b.C)
+	}
 	if D := b.balRanks; D > 1 {
 		b.rank = make([]int, b.C)
 		b.rq = make([][]int, D)
@@ -262,6 +293,9 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 func (b *bench) send(c int, t float64) {
 	cl := &b.cl[c]
 	*cl = client{sent: cl.sent + 1, send: t, arrive: t + b.reqMS + minDelayMS}
+	if b.grow {
+		b.gs[c] = growState{prompt: b.isl}
+	}
 	if cl.sent > b.warm && t < b.measureT0 {
 		b.measureT0 = t
 	}
@@ -290,6 +324,9 @@ func (b *bench) run() error {
 		}
 		if b.steps > maxSteps {
 			return fmt.Errorf("the simulated benchmark did not finish within %d iterations", maxSteps)
+		}
+		if b.grow {
+			b.makeRoom()
 		}
 		if len(b.prefilling) > 0 || (b.canAdmit() && b.balanced()) {
 			b.prefillStep()
@@ -411,6 +448,9 @@ func (b *bench) canAdmit() bool {
 		}
 		return false
 	}
+	if b.grow {
+		return len(b.waitq) > 0 && len(b.prefilling)+len(b.decoding) < b.maxSeqs && b.used(1)+b.blocks(b.gs[b.waitq[0]].prompt) <= b.slots
+	}
 	return len(b.waitq) > 0 && len(b.prefilling)+len(b.decoding) < b.maxSeqs && b.kvUsed+b.need <= b.slots
 }
 
@@ -424,7 +464,82 @@ func (b *bench) seat() bool {
 		}
 		return false
 	}
+	if b.grow {
+		return len(b.decoding)+len(b.prefilling) < b.maxSeqs && b.used(1)+b.blocks(b.isl) <= b.slots
+	}
 	return len(b.decoding)+len(b.prefilling) < b.maxSeqs && b.kvUsed+b.need <= b.slots
+}
+
+// promptOf is the tokens client c's request prefills: the prompt, or with
+// GrowKV after a preemption the prompt and the tokens it had generated.
+func (b *bench) promptOf(c int) int {
+	if b.gs == nil {
+		return b.isl
+	}
+	return b.gs[c].prompt
+}
+
+// blocks is the KV slots n tokens take, in whole blocks.
+func (b *bench) blocks(n int) int64 { return (int64(n) + b.bs - 1) / b.bs * b.bs }
+
+// used is the KV in use (GrowKV) s decode iterations from now: the blocks of
+// the requests prefilling, and each decoding sequence's context (isl + 1 +
+// iterations since its first token) with half a block more on average.
+func (b *bench) used(s int) int64 {
+	D := float64(len(b.decoding))
+	dec := D*float64(b.isl+1+b.dstep+s) - b.sumS0 + D*float64(b.bs)/2
+	return b.kvPre + int64(math.Ceil(dec))
+}
+
+// makeRoom preempts the newest running requests (GrowKV) until the next
+// iteration's decodes have the blocks their tokens need; the oldest one
+// always runs.
+func (b *bench) makeRoom() {
+	for b.used(1) > b.slots && len(b.decoding)+len(b.prefilling) > 1 {
+		newest, inPrefill := -1, false
+		for _, c := range b.decoding {
+			if newest < 0 || b.gs[c].order > b.gs[newest].order {
+				newest, inPrefill = c, false
+			}
+		}
+		for _, c := range b.prefilling {
+			if newest < 0 || b.gs[c].order > b.gs[newest].order {
+				newest, inPrefill = c, true
+			}
+		}
+		b.preempt(newest, inPrefill)
+	}
+}
+
+// preempt frees request c's blocks and puts it at the head of the waiting
+// queue (vLLM V1's recompute preemption): a decoding request prefills its
+// prompt and the tokens it had generated again, then decodes the rest.
+func (b *bench) preempt(c int, inPrefill bool) {
+	cl, g := &b.cl[c], &b.gs[c]
+	if inPrefill {
+		b.kvPre -= b.blocks(g.prompt)
+		keep := b.prefilling[:0]
+		for _, x := range b.prefilling {
+			if x != c {
+				keep = append(keep, x)
+			}
+		}
+		b.prefilling = keep
+	} else {
+		s0 := cl.finish - b.osl + 1
+		g.gen = b.dstep - s0
+		g.prompt = b.isl + 1 + g.gen
+		g.resumed, g.decoding = true, false
+		b.sumS0 -= float64(s0)
+		i, last := b.pos[c], b.decoding[len(b.decoding)-1]
+		b.decoding[i], b.pos[last] = last, i
+		b.decoding = b.decoding[:len(b.decoding)-1]
+	}
+	cl.prefilled = 0
+	if b.measured(c) {
+		b.preempted++
+	}
+	b.waitq = append([]int{c}, b.waitq...)
 }
 
 // decodeBatch adds the decoding sequences, at the current iteration, to a.
@@ -513,17 +628,28 @@ func (b *bench) prefillStep() {
 			if budget <= 0 {
 				break
 			}
-			n := min(b.isl-b.cl[c].prefilled, budget)
+			n := min(b.promptOf(c)-b.cl[c].prefilled, budget)
 			addChunk(c, n)
 			budget -= n
 		}
 		for budget > 0 && b.canAdmit() {
 			c := b.waitq[0]
 			b.waitq = b.waitq[1:]
-			b.cl[c].admit = b.now
-			b.kvUsed += b.need
+			cl := &b.cl[c]
+			if b.grow {
+				g := &b.gs[c]
+				if !g.resumed {
+					cl.admit = b.now
+				}
+				b.kvPre += b.blocks(g.prompt)
+				b.admitted++
+				g.order = b.admitted
+			} else {
+				cl.admit = b.now
+				b.kvUsed += b.need
+			}
 			b.prefilling = append(b.prefilling, c)
-			n := min(b.isl, budget)
+			n := min(b.promptOf(c), budget)
 			addChunk(c, n)
 			budget -= n
 		}
@@ -555,9 +681,30 @@ func (b *bench) prefillStep() {
 				cl.prefilled += ch.n
 			}
 		}
-		if cl.prefilled < b.isl {
+		if cl.prefilled < b.promptOf(c) {
 			keep = append(keep, c)
 			continue
+		}
+		if b.grow {
+			g := &b.gs[c]
+			b.kvPre -= b.blocks(g.prompt)
+			g.decoding = true
+			if g.resumed {
+				// A preempted request has its prefix back: it decodes what
+				// is left of its output from where it was.
+				s0 := b.dstep - g.gen
+				cl.finish = s0 + b.osl - 1
+				if cl.finish <= b.dstep {
+					g.decoding = false
+					b.finish(c)
+					continue
+				}
+				b.pos[c] = len(b.decoding)
+				b.decoding = append(b.decoding, c)
+				b.sumS0 += float64(s0)
+				b.done.push(float64(cl.finish), c)
+				continue
+			}
 		}
 		cl.first = b.now
 		if b.measured(c) {
@@ -599,6 +746,14 @@ func (b *bench) decodeRun() {
 	if k > 1 {
 		f1 = at(k - 1).TotalMS
 		fm = at((k - 1) / 2).TotalMS
+	}
+	// Steps until the decodes' new tokens run out of KV blocks (GrowKV).
+	if b.grow {
+		if room := int((b.slots - b.used(0)) / int64(max(1, len(b.decoding)))); room < k {
+			k = max(1, room)
+			f1 = at(k - 1).TotalMS
+			fm = at((k - 1) / 2).TotalMS
+		}
 	}
 	// Steps until a held request is released (attention-DP balancing).
 	if h := b.heldFor(); h > 0 && h < k {
@@ -685,7 +840,13 @@ func (b *bench) advance(dt float64) {
 // dstep; their clients send their next requests.
 func (b *bench) complete() {
 	for b.done.len() > 0 && int(b.done.minKey()) <= b.dstep {
-		_, c := b.done.pop()
+		k, c := b.done.pop()
+		if b.grow {
+			if !b.gs[c].decoding || b.cl[c].finish != int(k) {
+				continue // preempted since: its entry is stale
+			}
+			b.gs[c].decoding = false
+		}
 		b.sumS0 -= float64(b.cl[c].finish - b.osl + 1)
 		i, last := b.pos[c], b.decoding[len(b.decoding)-1]
 		b.decoding[i], b.pos[last] = last, i
@@ -700,7 +861,9 @@ func (b *bench) complete() {
 // finish records a completed request and sends the client's next one.
 func (b *bench) finish(c int) {
 	cl := &b.cl[c]
-	b.kvUsed -= b.need
+	if !b.grow {
+		b.kvUsed -= b.need
+	}
 	if b.balRanks > 1 {
 		b.rKV[b.rank[c]] -= b.need
 		b.rRun[b.rank[c]]--
@@ -724,9 +887,14 @@ func (b *bench) result() Result {
 	m := b.m
 	r := Result{
 		TTFTMS: b.ttft.mean(), TPOTMS: b.tpot.mean(), WaitingMS: b.wait.mean(), PrefillMS: b.prefill.mean(),
-		RequestMS: b.reqMS + minDelayMS, Iterations: b.steps,
+		RequestMS: b.reqMS + minDelayMS, Iterations: b.steps, Preemptions: b.preempted,
 	}
 	fit := int(b.slots / b.need)
+	if b.grow {
+		// What the slots hold out of phase: each request its prompt and on
+		// average half its output.
+		fit = int(b.slots / b.blocks(b.isl+b.osl/2))
+	}
 	r.MaxRunning = min(b.C, b.maxSeqs, fit)
 	r.KVLimited = fit < min(b.C, b.maxSeqs)
 	r.SeqLimited = !r.KVLimited && b.maxSeqs < b.C

@@ -34,6 +34,8 @@ func TestSteadyMatchesStepSimulation(t *testing.T) {
 		{"kv-limited", "vllm", 1, Load{48, 2000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008}, 1000},
 		{"max_num_seqs", "vllm", 1, Load{40, 512, 300, false, RequestPath{}}, Limits{MaxNumSeqs: 24, MaxNumBatchedTokens: 2048, KVSlots: big}, 0},
 		{"kv-limited, grow-as-you-go", "vllm", 1, Load{48, 2000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008, KVReserveOutput: 0.5}, 1000},
+		{"kv-limited, grown with recompute preemption", "vllm", 1, Load{48, 2000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008, GrowKV: true}, 1000},
+		{"kv-limited, preempted out of step", "vllm", 2, Load{32, 2048, 512, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 1500, GrowKV: true}, 3000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eff := realistic(tc.ramp)
@@ -43,6 +45,9 @@ func TestSteadyMatchesStepSimulation(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref := simulate(m, tc.ld, tc.lim, ramp(tc.ld.Concurrency, tc.ramp), RequestsPerClient, WarmRequests)
+			if tc.lim.GrowKV && got.Preemptions == 0 {
+				t.Errorf("GrowKV with KV for a fraction of the clients and no preemption: the case does not exercise it")
+			}
 			if !near(got.TTFTMS, ref.ttftMS, 0.05) || !near(got.TPOTMS, ref.tpotMS, 0.03) {
 				t.Errorf("Steady TTFT %.1f ms, TPOT %.2f ms; the step simulation %.1f, %.2f ms",
 					got.TTFTMS, got.TPOTMS, ref.ttftMS, ref.tpotMS)

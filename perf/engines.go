@@ -23,7 +23,7 @@ type Schedule struct {
 var Schedules = map[string]Schedule{
 	"vllm": {false, true, "vLLM V1: decodes and prefill chunks share iterations (chunked prefill, max_num_batched_tokens per iteration); " +
 		"piecewise CUDA graphs cover iterations of up to 512 tokens (max_cudagraph_capture_size), prefill included; " +
-		"KV blocks are allocated as sequences grow (v1/core/kv_cache_manager.py allocate_slots), so admission counts a request's prompt and on average half its output (preemption when blocks run out is not modelled)", 0.5},
+		"KV blocks are allocated as sequences grow (v1/core/kv_cache_manager.py allocate_slots), so admission counts a request's prompt and on average half its output (recompute preemption when blocks run out is modelled, perf.Limits.GrowKV, but off until a refit fits with it)", 0.5},
 	"sglang": {true, false, "SGLang: prefill batches run alone and decoding waits (the default, without --enable-mixed-chunk), " +
 		"chunked_prefill_size tokens per prefill batch; CUDA graphs for decode batches only; " +
 		"admission keeps new_token_ratio (0.1 once it has decayed) of the running requests' remaining output in reserve (schedule_policy.py PrefillAdder), so a request counts its prompt and 0.55 of its output on average", 0.55},

@@ -39,6 +39,11 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 		client, prefilled, generated  int
 		send, arrive, first, admitted float64
 		measured                      bool
+		// With lim.GrowKV: the tokens to prefill (the prompt; after a
+		// preemption the prompt and the tokens generated), and whether the
+		// first token is out already.
+		target  int
+		resumed bool
 	}
 	C, ISL, OSL := ld.Concurrency, ld.InputTokens, ld.OutputTokens
 	bs := lim.BlockSize
@@ -46,14 +51,31 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 		bs = 16
 	}
 	need := int64((ISL+OSL+bs-1)/bs) * int64(bs)
-	if f := lim.KVReserveOutput; f > 0 && f < 1 {
+	blocks := func(n int) float64 { return float64((n + bs - 1) / bs * bs) }
+	// hold is what a running request holds once the next iteration has
+	// run (GrowKV): its prompt's blocks while it prefills, else those of
+	// its context and the token it is about to generate.
+	hold := func(r *req) float64 {
+		if r.prefilled < r.target {
+			return blocks(r.target)
+		}
+		return blocks(r.isl + r.generated + 1)
+	}
+	held := func(rs []*req) float64 {
+		var s float64
+		for _, r := range rs {
+			s += hold(r)
+		}
+		return s
+	}
+	if f := lim.KVReserveOutput; f > 0 && f < 1 && !lim.GrowKV {
 		need = int64((ISL+int(math.Ceil(f*float64(OSL)))+bs-1)/bs) * int64(bs)
 	}
 	sent := make([]int, C)
 	firstMeasured := math.Inf(1)
 	var waiting, running []*req
 	for c := 0; c < C; c++ {
-		waiting = append(waiting, &req{client: c, send: start(c), arrive: start(c) + overheadMS, isl: draw(ISL), osl: draw(OSL), measured: phase})
+		waiting = append(waiting, &req{client: c, send: start(c), arrive: start(c) + overheadMS, isl: draw(ISL), osl: draw(OSL), measured: phase, target: ISL})
 		if phase {
 			firstMeasured = math.Min(firstMeasured, start(c)+overheadMS)
 		}
@@ -70,6 +92,12 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 		lastDone          float64
 		done              int
 	)
+	fits := func(r *req) bool {
+		if lim.GrowKV {
+			return held(running)+blocks(r.target) <= float64(lim.KVSlots)
+		}
+		return kvUsed+float64(need) <= float64(lim.KVSlots)
+	}
 	var pTok, pCtx, dCtx []int
 	var pReq, dReq []*req
 	for {
@@ -79,16 +107,26 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 		if len(running) == 0 && waiting[0].arrive > now {
 			now = waiting[0].arrive
 		}
+		// Recompute preemption (GrowKV): the request admitted last gives its
+		// blocks back until the running ones have theirs for this iteration.
+		for lim.GrowKV && len(running) > 1 && held(running) > float64(lim.KVSlots) {
+			r := running[len(running)-1]
+			running = running[:len(running)-1]
+			if r.prefilled >= r.target {
+				r.target, r.resumed = r.isl+r.generated, true
+			}
+			r.prefilled = 0
+			waiting = append([]*req{r}, waiting...)
+		}
 		budget := lim.MaxNumBatchedTokens
 		pTok, pCtx, dCtx, pReq, dReq = pTok[:0], pCtx[:0], dCtx[:0], pReq[:0], dReq[:0]
 		prefilling := false
 		for _, r := range running {
-			if r.prefilled < r.isl {
+			if r.prefilled < r.target {
 				prefilling = true
 			}
 		}
-		admissible := len(waiting) > 0 && waiting[0].arrive <= now && len(running) < lim.MaxNumSeqs &&
-			kvUsed+float64(need) <= float64(lim.KVSlots)
+		admissible := len(waiting) > 0 && waiting[0].arrive <= now && len(running) < lim.MaxNumSeqs && fits(waiting[0])
 		prefillStep := !lim.SeparatePrefill || prefilling || admissible
 		decodeStep := !lim.SeparatePrefill || !(prefilling || admissible)
 		for _, r := range running {
@@ -96,23 +134,23 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 				break
 			}
 			switch {
-			case r.prefilled < r.isl && prefillStep:
-				n := min(r.isl-r.prefilled, budget)
+			case r.prefilled < r.target && prefillStep:
+				n := min(r.target-r.prefilled, budget)
 				pTok, pCtx, pReq = append(pTok, n), append(pCtx, r.prefilled), append(pReq, r)
 				budget -= n
-			case r.prefilled >= r.isl && decodeStep:
+			case r.prefilled >= r.target && decodeStep:
 				dCtx, dReq = append(dCtx, r.isl+r.generated), append(dReq, r)
 				budget--
 			}
 		}
 		for prefillStep && budget > 0 && len(waiting) > 0 && waiting[0].arrive <= now &&
-			len(running) < lim.MaxNumSeqs && kvUsed+float64(need) <= float64(lim.KVSlots) {
+			len(running) < lim.MaxNumSeqs && fits(waiting[0]) {
 			r := waiting[0]
 			waiting = waiting[1:]
 			r.admitted = now
 			kvUsed += float64(need)
 			running = append(running, r)
-			n := min(r.isl, budget)
+			n := min(r.target, budget)
 			pTok, pCtx, pReq = append(pTok, n), append(pCtx, 0), append(pReq, r)
 			budget -= n
 		}
@@ -132,7 +170,7 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 		}
 		for i, r := range pReq {
 			r.prefilled += pTok[i]
-			if r.prefilled >= r.isl {
+			if r.prefilled >= r.target && !r.resumed {
 				r.generated, r.first = 1, now
 				if r.measured {
 					ttft = append(ttft, now-r.send)
@@ -144,14 +182,14 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 			r.generated++
 		}
 		for _, r := range running {
-			if r.prefilled >= r.isl && r.generated >= r.osl {
+			if r.prefilled >= r.target && r.generated >= r.osl {
 				finished = append(finished, r)
 			}
 		}
 		if len(finished) > 0 {
 			keep := running[:0]
 			for _, r := range running {
-				if !(r.prefilled >= r.isl && r.generated >= r.osl) {
+				if !(r.prefilled >= r.target && r.generated >= r.osl) {
 					keep = append(keep, r)
 				}
 			}
@@ -172,7 +210,7 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 				if phase && sent[c] == 1 {
 					send += (now - r.send) * float64(c) / float64(C)
 				}
-				nr := &req{client: c, send: send, arrive: send + overheadMS, measured: sent[c] >= warm, isl: draw(ISL), osl: draw(OSL)}
+				nr := &req{client: c, send: send, arrive: send + overheadMS, measured: sent[c] >= warm, isl: draw(ISL), osl: draw(OSL), target: ISL}
 				if nr.measured && nr.arrive < firstMeasured {
 					firstMeasured = nr.arrive
 				}

@@ -47,9 +47,14 @@ type Exclusion map[string]int
 // slots that ran with TTFT under 5 s, 6 with fp8 KV, and in-sample TPOT
 // improves; see docs/engine-model.md); SGLang rows keep the model's bf16 KV
 // (its fp8 Llama-3.1-8B rows' TPOT turns 44% too fast with fp8 KV).
+// GrowKV replays vLLM rows with KV allocated as sequences grow and
+// recompute preemption (perf.Limits.GrowKV) instead of admission against
+// the average held; off as shipped (go test ./perf/fit -grow-kv measures it).
+var GrowKV bool
+
 func limitsFor(engine string, g *catalog.GPU, batch int) perf.Limits {
 	lim := perf.Limits{MaxNumSeqs: batch, MaxNumBatchedTokens: 8192, BlockSize: 16, SeparatePrefill: perf.Schedules[engine].SeparatePrefill,
-		KVReserveOutput: perf.Schedules[engine].KVReserveOutput}
+		KVReserveOutput: perf.Schedules[engine].KVReserveOutput, GrowKV: GrowKV && engine == "vllm"}
 	if engine == "sglang" {
 		if g.MemoryBytes >= 160e9 {
 			lim.MaxNumBatchedTokens = 16384

@@ -21,6 +21,7 @@ var (
 	iterations = flag.Int("fit-iterations", 40, "L-BFGS iterations of the full fit")
 	foldIters  = flag.Int("fold-iterations", 40, "L-BFGS iterations of each held-out fold")
 	fitMechs   = flag.String("fit-mechanisms", "", "round 2's mechanisms TestFit fits with (moe_memory, custom_allreduce, eager_overlap; comma separated); empty: the shipped fit's")
+	growKV     = flag.Bool("grow-kv", false, "replay vLLM rows with KV allocated as sequences grow and recompute preemption (perf.Limits.GrowKV); the committed tables are without it")
 	fitHarness = flag.String("fit-harness", "", "engines whose rows TestFit replays as their harness ran them (perf.Load.AsHarness), comma separated; empty: the ramp replay for every engine, as shipped")
 )
 
@@ -39,6 +40,7 @@ func setHarness(cases []*Case, list string) {
 // load reads the cases over the embedded catalog.
 func load(t testing.TB) (*catalog.Catalog, []Row, Space, []*Case, Exclusion) {
 	t.Helper()
+	GrowKV = *growKV
 	cat, err := catalog.Load()
 	if err != nil {
 		t.Fatal(err)
