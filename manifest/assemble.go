@@ -270,6 +270,9 @@ func (r *reader) requestPath() {
 		}
 	}
 	r.m.Plan.Router.RequestPath = planfile.RequestPathFrontend
+	if len(r.workers) > 0 {
+		r.m.Plan.SetPos("router.request_path", r.workers[0].engineAt) // where the worker is started as dynamo.*
+	}
 }
 
 // publishHint says how an engine's worker would publish KV events.
