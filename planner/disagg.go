@@ -188,13 +188,8 @@ func PlanDisagg(sc DisaggScenario) (*DisaggPlan, error) {
 	if sc.Path.IsFrontend() {
 		p.FrontendMS = sc.Path.FrontendMS
 	}
-	engine := sc.Engine
-	if engine == "" {
-		engine = "vllm"
-	}
-	var err2 error
-	if p.RequestMS, err2 = RequestMSFor(sc.Catalog, engine, sc.Model, sc.PrefillGPU, WorkerLayout{Parallel: models.Parallelism{TP: max(1, sc.TP)}}, sc.Path, sc.InputTokens, d); err2 != nil {
-		return nil, err2
+	if p.RequestMS, err = RequestMSFor(sc.Catalog, sc.engine(), sc.Model, sc.PrefillGPU, WorkerLayout{Parallel: models.Parallelism{TP: max(1, sc.TP)}}, sc.Path, sc.InputTokens, d); err != nil {
+		return nil, err
 	}
 
 	paths, err := links.Split(sc.Link, p.BytesPerTransfer, kvp.TP, dec.TP)
@@ -324,13 +319,17 @@ func (p *DisaggPlan) prefill(sc DisaggScenario, d *Derivation) error {
 		return nil
 	}
 	p.PrefillSource = "estimated"
-	engine := sc.Engine
-	if engine == "" {
-		engine = "vllm"
-	}
 	var err error
-	p.PrefillMS, err = EstimatePrefillMS(sc.Catalog, engine, sc.Model, sc.PrefillGPU, sc.InputTokens, sc.TP, d)
+	p.PrefillMS, err = EstimatePrefillMS(sc.Catalog, sc.engine(), sc.Model, sc.PrefillGPU, sc.InputTokens, sc.TP, d)
 	return err
+}
+
+// engine is the scenario's engine, vLLM when none is named.
+func (sc DisaggScenario) engine() string {
+	if sc.Engine == "" {
+		return "vllm"
+	}
+	return sc.Engine
 }
 
 func (p *DisaggPlan) verdict() string {
