@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"math"
 	"slices"
 	"sort"
 
@@ -29,6 +30,37 @@ type Case struct {
 
 // Exclusion counts rows left out of the fit, by reason.
 type Exclusion map[string]int
+
+// SameRun is the exclusion of a row that repeats an earlier one: the
+// shared file merges InferenceX dumps that overlap (a database dump and
+// the dated CSVs hold some runs two or three times, under different ids and
+// at times with the layout encoded differently, DeepSeek-R1 named
+// DeepSeek-V3 or another patch version; two gap-analysis files copy
+// InferenceX runs rounded to 0.01 ms), and a run counts once, in the fit's
+// weights and in every median.
+const SameRun = "the same run as an earlier row (two benchmark dumps)"
+
+// runs are the measured runs seen so far. A row repeats an earlier one when
+// it has the same engine, GPU, lengths and concurrency and the same TTFT
+// and TPOT to 0.01 ms (the copies' rounding): two runs do not measure the
+// same two figures to five or six digits.
+type runs map[runKey]bool
+
+type runKey struct {
+	engine, system        string
+	isl, osl, concurrency int
+	ttft, tpot            float64
+}
+
+func (s runs) again(r Row) bool {
+	cents := func(ms float64) float64 { return math.Round(ms*100) / 100 }
+	k := runKey{r.Engine, r.System, r.ISL, r.OSL, r.Concurrency, cents(r.TTFTMS), cents(r.TPOTMS)}
+	if s[k] {
+		return true
+	}
+	s[k] = true
+	return false
+}
 
 // Engine limits the measured runs used, from each engine's defaults
 // (batch_size is the run's max_num_seqs / max_batch_size setting):
@@ -70,8 +102,12 @@ func Prepare(cat *catalog.Catalog, rows []Row) (Space, []*Case, Exclusion) {
 	ex := Exclusion{}
 	var cases []*Case
 	engineFor := map[string]*catalog.Engine{}
+	seen := runs{}
 	for _, r := range rows {
 		reason, c := prepareRow(cat, r, engineFor)
+		if reason == "" && seen.again(r) {
+			reason = SameRun
+		}
 		if reason != "" {
 			ex[reason]++
 			continue

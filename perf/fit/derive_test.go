@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -53,10 +54,17 @@ func TestDeriveServingRows(t *testing.T) {
 		if m := reImg.FindStringSubmatch(get("silicon_data_source")); m != nil {
 			img = m[1]
 		}
+		// kimi-k2.5-gap-analysis.csv and qwen3.5-397b-gap-analysis.csv hold
+		// InferenceX runs (each of their 123 rows is one, rounded to 0.01 ms);
+		// the gap-analysis runs are those of aic-auto-gap-analysis.
+		source := SourceInferenceX
+		if strings.Contains(get("silicon_data_source"), "aic-auto-gap-analysis") {
+			source = SourceGapAnalysis
+		}
 		w.Write([]string{get("id"), get("backend"), get("backend_version"), img, get("model_path"), get("system"),
 			get("precision"), get("gemm_quant_mode"), get("moe_quant_mode"), get("isl"), get("osl"), get("batch_size"), conc,
 			get("tp_size"), get("pp_size"), get("attention_dp_size"), get("moe_tp_size"), get("moe_ep_size"),
-			get("silicon_ttft_ms"), get("silicon_tpot_ms")})
+			get("silicon_ttft_ms"), get("silicon_tpot_ms"), source})
 		n++
 	}
 	w.Flush()

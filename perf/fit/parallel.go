@@ -55,12 +55,16 @@ func PrepareParallel(cat *catalog.Catalog, rows []Row) ([]*ParCase, Exclusion) {
 	ex := Exclusion{}
 	var out []*ParCase
 	engines := map[string]*catalog.Engine{}
+	seen := runs{}
 	for _, r := range rows {
 		lay, _, ok := LayoutOf(r)
 		if !ok {
 			continue
 		}
 		reason, c := prepareParallelRow(cat, r, lay, engines)
+		if reason == "" && seen.again(r) {
+			reason = SameRun
+		}
 		if reason != "" {
 			ex[reason]++
 			continue

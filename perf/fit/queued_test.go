@@ -72,7 +72,7 @@ func TestQueuedRuns(t *testing.T) {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d |\n", k, n.rows, n.falseKV, n.queued, n.predicted, n.kv)
 	}
 	sort.Strings(missed)
-	b.WriteString("\nQueued runs not predicted to queue (the rows of the CSV that repeat are listed as often as they appear):\n\n")
+	b.WriteString("\nQueued runs not predicted to queue (each run once: rows that repeat an earlier run are left out, fit.SameRun):\n\n")
 	b.WriteString("| engine | model | GPU | tp | ISL / OSL | batch | clients | measured TTFT ms | predicted | KV-limited |\n|---|---|---|---:|---|---:|---:|---:|---:|---|\n")
 	for _, m := range missed {
 		b.WriteString(m + "\n")

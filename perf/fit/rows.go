@@ -16,7 +16,23 @@ import (
 // header is the column list of testdata/serving_agg.csv.
 var header = []string{"id", "backend", "backend_version", "image", "model_path", "system", "precision",
 	"gemm_quant_mode", "moe_quant_mode", "isl", "osl", "batch_size", "concurrency",
-	"tp", "pp", "attention_dp", "moe_tp", "moe_ep", "ttft_ms", "tpot_ms"}
+	"tp", "pp", "attention_dp", "moe_tp", "moe_ep", "ttft_ms", "tpot_ms", "source"}
+
+// The benchmark sources of the rows (the source column): the two families of
+// runs silicon_sample.csv merges, each with its own harness and deployment
+// scripts.
+const (
+	// SourceInferenceX: InferenceX benchmark database dumps (SemiAnalysis's
+	// runs of vllm/vllm-openai, lmsysorg/sglang and NVIDIA's TensorRT-LLM
+	// release images).
+	SourceInferenceX = "inferencex"
+	// SourceGapAnalysis: AIConfigurator's gap-analysis runs (NVIDIA's, the
+	// files of aic-auto-gap-analysis; the 38 that name an image name a
+	// Dynamo runtime). Its kimi-k2.5 and qwen3.5-397b gap-analysis files are
+	// copies of InferenceX runs (rounded to 0.01 ms), so their rows are
+	// SourceInferenceX.
+	SourceGapAnalysis = "aiconfigurator-gap-analysis"
+)
 
 // Row is one measured closed-loop run.
 type Row struct {
@@ -25,6 +41,7 @@ type Row struct {
 	ISL, OSL, BatchSize, Concurrency              int
 	TP, PP, AttentionDP, MoETP, MoEEP             int
 	TTFTMS, TPOTMS                                float64
+	Source                                        string // SourceInferenceX or SourceGapAnalysis
 	Line                                          int
 }
 
@@ -61,7 +78,10 @@ func ReadRows(r io.Reader) ([]Row, error) {
 		row := Row{ID: rec[0], Engine: rec[1], Version: rec[2], Image: rec[3], ModelPath: rec[4], System: rec[5],
 			GemmQuant: rec[7], ISL: atoi(9), OSL: atoi(10), BatchSize: atoi(11), Concurrency: atoi(12),
 			TP: atoi(13), PP: atoi(14), AttentionDP: atoi(15), MoETP: atoi(16), MoEEP: atoi(17),
-			TTFTMS: atof(18), TPOTMS: atof(19), Line: line}
+			TTFTMS: atof(18), TPOTMS: atof(19), Source: rec[20], Line: line}
+		if row.Source != SourceInferenceX && row.Source != SourceGapAnalysis && err == nil {
+			err = fmt.Errorf("serving csv line %d: source %q: want %s or %s", line, row.Source, SourceInferenceX, SourceGapAnalysis)
+		}
 		if err != nil {
 			return nil, err
 		}
