@@ -25,9 +25,7 @@ func loadParallel(t *testing.T) ([]*ParCase, string) {
 	}
 	head := fmt.Sprintf("\nExpert- and data-parallel rows: %d of the %d rows of serving_agg.csv with moe_ep > 1 or attention_dp > 1 (%d with attention data parallelism), read by fit.LayoutOf", len(cases), len(cases)+exTotal(ex), dp)
 	if len(ex) > 0 {
-		var b bytes.Buffer
-		FormatExclusions(&b, len(rows), len(cases), ex)
-		head += "; left out:" + b.String()
+		head += "; left out: " + ex.String()
 	}
 	return cases, head + ".\n"
 }

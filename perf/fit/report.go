@@ -110,6 +110,11 @@ var (
 
 // FormatExclusions writes why rows were left out.
 func FormatExclusions(w io.Writer, total int, used int, ex Exclusion) {
+	fmt.Fprintf(w, "\n%d of %d rows used; left out: %s\n", used, total, ex.String())
+}
+
+// String lists the reasons and their counts, sorted by reason.
+func (ex Exclusion) String() string {
 	var reasons []string
 	for r := range ex {
 		reasons = append(reasons, r)
@@ -119,7 +124,7 @@ func FormatExclusions(w io.Writer, total int, used int, ex Exclusion) {
 	for _, r := range reasons {
 		parts = append(parts, fmt.Sprintf("%s %d", r, ex[r]))
 	}
-	fmt.Fprintf(w, "\n%d of %d rows used; left out: %s\n", used, total, strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
 // FormatBias writes, per group, the median signed error (predicted /
