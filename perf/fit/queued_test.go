@@ -25,7 +25,7 @@ func TestQueuedRuns(t *testing.T) {
 	cat, _, _, cases, _ := load(t)
 	type count struct{ rows, falseKV, queued, predicted, kv int }
 	by := map[string]*count{}
-	var missed []string
+	var missed, alarms []string
 	for _, c := range cases {
 		eff, err := FromCatalog(cat)(c)
 		if err != nil {
@@ -55,9 +55,13 @@ func TestQueuedRuns(t *testing.T) {
 				}
 			}
 		}
+		line := fmt.Sprintf("| %s | %s | %s | %d | %d / %d | %d | %d | %.0f | %.0f | %v |",
+			c.Engine, c.Group, c.GPU.Name, c.TP, c.ISL, c.OSL, c.BatchSize, c.Load.Concurrency, c.TTFTMS, r.TTFTMS, r.KVLimited)
 		if c.TTFTMS > queuedMS && r.TTFTMS <= queuedMS {
-			missed = append(missed, fmt.Sprintf("| %s | %s | %s | %d | %d / %d | %d | %d | %.0f | %.0f | %v |",
-				c.Engine, c.Group, c.GPU.Name, c.TP, c.ISL, c.OSL, c.BatchSize, c.Load.Concurrency, c.TTFTMS, r.TTFTMS, r.KVLimited))
+			missed = append(missed, line)
+		}
+		if r.KVLimited && c.TTFTMS <= queuedMS {
+			alarms = append(alarms, line)
 		}
 	}
 	var b bytes.Buffer
@@ -75,6 +79,12 @@ func TestQueuedRuns(t *testing.T) {
 	b.WriteString("\nQueued runs not predicted to queue (each run once: rows that repeat an earlier run are left out, fit.SameRun):\n\n")
 	b.WriteString("| engine | model | GPU | tp | ISL / OSL | batch | clients | measured TTFT ms | predicted | KV-limited |\n|---|---|---|---:|---|---:|---:|---:|---:|---|\n")
 	for _, m := range missed {
+		b.WriteString(m + "\n")
+	}
+	sort.Strings(alarms)
+	b.WriteString("\nFalse alarms: predicted KV-limited, measured TTFT under 5 s:\n\n")
+	b.WriteString("| engine | model | GPU | tp | ISL / OSL | batch | clients | measured TTFT ms | predicted | KV-limited |\n|---|---|---|---:|---|---:|---:|---:|---:|---|\n")
+	for _, m := range alarms {
 		b.WriteString(m + "\n")
 	}
 	t.Log(b.String())
