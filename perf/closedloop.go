@@ -79,6 +79,26 @@ type Limits struct {
 	BalanceRanks, BalanceTimeoutIters int
 }
 
+// HeldTokens is the KV a request of isl + osl tokens counts against the KV
+// slots, in whole blocks, as the replay admits it: isl + ⌈KVReserveOutput ×
+// osl⌉ (all of osl when KVReserveOutput is 0 or 1); under GrowKV what it
+// holds on average out of phase, its prompt and half its output. The KV
+// slots hold ⌊KVSlots / HeldTokens⌋ requests at once.
+func (l Limits) HeldTokens(isl, osl int) int64 {
+	bs := l.BlockSize
+	if bs <= 0 {
+		bs = 16
+	}
+	n := isl + osl
+	switch f := l.KVReserveOutput; {
+	case l.GrowKV && l.BalanceRanks <= 1:
+		n = isl + osl/2
+	case f > 0 && f < 1:
+		n = isl + int(math.Ceil(f*float64(osl)))
+	}
+	return int64((n+bs-1)/bs) * int64(bs)
+}
+
 // The benchmark each Steady call replays: every client sends
 // RequestsPerClient requests; the first WarmRequests of each are left out of
 // the figures, so the start-up burst is not averaged in.
@@ -173,6 +193,7 @@ type growState struct {
 
 type bench struct {
 	m               *Model
+	lim             Limits
 	C, isl, osl     int
 	budget, maxSeqs int
 	slots, need     int64
@@ -239,7 +260,7 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 	if bs <= 0 {
 		bs = 16
 	}
-	b := &bench{m: m, C: ld.Concurrency, isl: ld.InputTokens, osl: ld.OutputTokens,
+	b := &bench{m: m, lim: lim, C: ld.Concurrency, isl: ld.InputTokens, osl: ld.OutputTokens,
 		budget: lim.MaxNumBatchedTokens, maxSeqs: lim.MaxNumSeqs, slots: lim.KVSlots,
 		separate: lim.SeparatePrefill, ramp: m.Efficiency.RampMS, warm: WarmRequests, perClient: RequestsPerClient,
 		harness: ld.AsHarness, balRanks: lim.BalanceRanks, balTimeout: lim.BalanceTimeoutIters,
@@ -248,8 +269,8 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 	if b.need > b.slots {
 		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
 	}
-	if f := lim.KVReserveOutput; f > 0 && f < 1 && !b.grow {
-		b.need = int64((b.isl+int(math.Ceil(f*float64(b.osl)))+bs-1)/bs) * int64(bs)
+	if !b.grow {
+		b.need = lim.HeldTokens(b.isl, b.osl)
 	}
 	if b.need > b.slots {
 		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
@@ -889,12 +910,7 @@ func (b *bench) result() Result {
 		TTFTMS: b.ttft.mean(), TPOTMS: b.tpot.mean(), WaitingMS: b.wait.mean(), PrefillMS: b.prefill.mean(),
 		RequestMS: b.reqMS + minDelayMS, Iterations: b.steps, Preemptions: b.preempted,
 	}
-	fit := int(b.slots / b.need)
-	if b.grow {
-		// What the slots hold out of phase: each request its prompt and on
-		// average half its output.
-		fit = int(b.slots / b.blocks(b.isl+b.osl/2))
-	}
+	fit := int(b.slots / b.lim.HeldTokens(b.isl, b.osl))
 	r.MaxRunning = min(b.C, b.maxSeqs, fit)
 	r.KVLimited = fit < min(b.C, b.maxSeqs)
 	r.SeqLimited = !r.KVLimited && b.maxSeqs < b.C

@@ -268,3 +268,23 @@ func TestBalanceRanksUnbound(t *testing.T) {
 		t.Errorf("one queue and 4 unbound rank queues differ:\n%+v\n%+v", one, ranks)
 	}
 }
+
+// TestHeldTokens: what a request counts against the KV slots, by hand.
+func TestHeldTokens(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		lim      Limits
+		isl, osl int
+		want     int64
+	}{
+		{"vLLM, half the output, 16-token blocks: 1000 + 251 = 1251 → 79 blocks", Limits{BlockSize: 16, KVReserveOutput: 0.5}, 1000, 501, 1264},
+		{"SGLang, 0.55 of the output, 1-token pages: 1024 + ⌈4505.6⌉", Limits{BlockSize: 1, KVReserveOutput: 0.55}, 1024, 8192, 5530},
+		{"TensorRT-LLM reserves all: 2048 + 256, 32-token blocks", Limits{BlockSize: 32, KVReserveOutput: 1}, 2048, 256, 2304},
+		{"no reserve set: all of it, default 16-token blocks: 100 + 1 → 7 blocks", Limits{}, 100, 1, 112},
+		{"GrowKV: the prompt and half the output, 2000 + 500", Limits{BlockSize: 16, KVReserveOutput: 0.5, GrowKV: true}, 2000, 1000, 2512},
+	} {
+		if got := tc.lim.HeldTokens(tc.isl, tc.osl); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func PlanPerf(sc PerfScenario) (*PerfPlan, error) {
 	p.fill(r)
 	p.RequestPath = sc.Path.String()
 	p.StepTerms = &PerfStepTerms{Prefill: r.PrefillStep, Decode: r.DecodeStep}
-	p.derive(r, model, sc.Path)
+	p.derive(r, model, sc.Path, rig.lim)
 	return &p, nil
 }
 
@@ -279,13 +279,19 @@ func (p *PerfPlan) fill(r perf.Result) {
 	p.DecodeStepMS, p.PrefillStepMS, p.PrefillStepShare = r.DecodeStepMS, r.PrefillStepMS, r.PrefillStepShare
 }
 
-func (p *PerfPlan) derive(r perf.Result, m *perf.Model, path perf.RequestPath) {
+func (p *PerfPlan) derive(r perf.Result, m *perf.Model, path perf.RequestPath, lim perf.Limits) {
 	d := &p.Derivation
 	d.Add("kv_slots_tokens", float64(p.KVSlotsTokens), "tokens", "kvplan memory: KV cache bytes / KV bytes per token, in blocks",
 		"%d tokens of %s KV per rank", p.KVSlotsTokens, p.KVDtype)
-	need := (p.InputTokens + p.OutputTokens + 15) / 16 * 16
-	d.Add("max_running", float64(p.MaxRunning), "sequences", "min(concurrency, max_num_seqs, ⌊kv slots / blocks of (isl + osl)⌋)",
-		"min(%d, %d, ⌊%d / %d⌋)", p.Concurrency, p.MaxNumSeqs, p.KVSlotsTokens, need)
+	held, what := lim.HeldTokens(p.InputTokens, p.OutputTokens), "isl + osl"
+	switch f := lim.KVReserveOutput; {
+	case lim.GrowKV:
+		what = "isl + osl / 2, held on average as blocks grow"
+	case f > 0 && f < 1:
+		what = fmt.Sprintf("isl + %g × osl, as %s admits", f, p.Engine)
+	}
+	d.Add("max_running", float64(p.MaxRunning), "sequences", "min(concurrency, max_num_seqs, ⌊kv slots / blocks a request holds ("+what+")⌋)",
+		"min(%d, %d, ⌊%d / %d⌋)", p.Concurrency, p.MaxNumSeqs, p.KVSlotsTokens, held)
 	terms := func(name string, t perf.Terms, what string) {
 		if m.Parallel() != nil {
 			d.Add(name, t.TotalMS, "ms", "(fixed + dense + experts + lm_head + attention + kv_read + allreduce + alltoall + pipeline + draft) / tokens_per_step ("+what+")",
