@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/internal/goldenfile"
+	"github.com/kvplan/kvplan/perf"
 )
 
 // TestLightLoad measures what a request pays at light load beyond kvplan's
@@ -50,7 +51,7 @@ func TestLightLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := eff.RequestMS + eff.RequestUSTok*float64(c.ISL)/1000
+		req := perf.Direct().Cost(&eff).MS(float64(c.ISL))
 		eff.RequestMS, eff.RequestUSTok = 0, 0
 		ramp, err := c.Predict(&eff)
 		if err != nil {
@@ -96,11 +97,19 @@ func TestLightLoad(t *testing.T) {
 		}
 	}
 	b.WriteString("\nThe same engine, model and GPU in both sources:\n\n")
-	b.WriteString("| engine | model | GPU | source |" + cols + "|---|---|---|---|" + nums)
+	var same []string
 	for _, k := range keys {
 		if f := strings.Split(strings.TrimPrefix(k, "same: "), " | "); strings.HasPrefix(k, "same: ") && len(both[strings.Join(f[:3], " | ")]) == 2 {
-			row(&b, k)
+			same = append(same, k)
 		}
+	}
+	if len(same) == 0 {
+		b.WriteString("none: no engine × model × GPU has light-load runs in both sources, so they cannot be told apart by model.\n")
+	} else {
+		b.WriteString("| engine | model | GPU | source |" + cols + "|---|---|---|---|" + nums)
+	}
+	for _, k := range same {
+		row(&b, k)
 	}
 	t.Log(b.String())
 	goldenfile.Check(t, filepath.Join("testdata", "lightload.md"), b.Bytes(), *update, "go test ./perf/fit -run TestLightLoad -update", false)
