@@ -19,7 +19,9 @@ type Case struct {
 	GPU         *catalog.GPU
 	Dtype       string
 	KVDtype     string
-	Load        perf.Load // per replica
+	MemFraction float64         // the engine's memory fraction the run used; 0 = the engine's default
+	Harness     *HarnessSetting // the benchmark script's settings, when one is known (harness.go)
+	Load        perf.Load       // per replica
 	Limits      perf.Limits
 	Replicas    int
 	Group       string // the model the case belongs to for hold-out (catalog name)
@@ -52,9 +54,13 @@ type runKey struct {
 	ttft, tpot            float64
 }
 
-func (s runs) again(r Row) bool {
+func keyOf(r Row) runKey {
 	cents := func(ms float64) float64 { return math.Round(ms*100) / 100 }
-	k := runKey{r.Engine, r.System, r.ISL, r.OSL, r.Concurrency, cents(r.TTFTMS), cents(r.TPOTMS)}
+	return runKey{r.Engine, r.System, r.ISL, r.OSL, r.Concurrency, cents(r.TTFTMS), cents(r.TPOTMS)}
+}
+
+func (s runs) again(r Row) bool {
+	k := keyOf(r)
 	if s[k] {
 		return true
 	}
@@ -72,13 +78,10 @@ func (s runs) again(r Row) bool {
 //
 // KV slots follow kvplan's memory model (planner.PlanMemory) with the
 // engine's profile for the run's version (the newest when the catalog has
-// none for it) at its default memory fraction. TensorRT-LLM and vLLM rows of
-// fp8 and fp4 checkpoints are read with an fp8 KV cache (ModelOpt checkpoints
-// quantize the KV; that the vLLM runs of these benchmark dumps used fp8 KV is
-// read from the data: with bf16 KV 39 vLLM rows were predicted to wait for KV
-// slots that ran with TTFT under 5 s, 6 with fp8 KV, and in-sample TPOT
-// improves; see docs/engine-model.md); SGLang rows keep the model's bf16 KV
-// (its fp8 Llama-3.1-8B rows' TPOT turns 44% too fast with fp8 KV).
+// none for it), at the KV dtype and memory fraction the run's benchmark
+// script passed (harness.go: every InferenceX row the fit uses), else at the
+// engine's default fraction with rowKVDtype's rule (the gap-analysis rows,
+// whose launch settings are not published).
 // GrowKV replays vLLM rows with KV allocated as sequences grow and
 // recompute preemption (perf.Limits.GrowKV) instead of admission against
 // the average held; off as shipped (go test ./perf/fit -grow-kv measures it).
@@ -103,7 +106,7 @@ func Prepare(cat *catalog.Catalog, rows []Row) (Space, []*Case, Exclusion) {
 	var cases []*Case
 	engineFor := map[string]*catalog.Engine{}
 	seen := runs{}
-	for _, r := range rows {
+	for _, r := range datedTwins(rows) {
 		reason, c := prepareRow(cat, r, engineFor)
 		if reason == "" && seen.again(r) {
 			reason = SameRun
@@ -183,13 +186,13 @@ func prepareRow(cat *catalog.Catalog, r Row, engines map[string]*catalog.Engine)
 	}
 	c.Load = perf.Load{Concurrency: conc, InputTokens: r.ISL, OutputTokens: r.OSL}
 	c.Limits = limitsFor(r.Engine, g, max(r.BatchSize, 1))
-	c.KVDtype = rowKVDtype(r, &m)
+	c.deployedAs(&m)
 	e := rowEngine(cat, engines, r)
 	if e == nil {
 		return "no engine profile", nil
 	}
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
-		Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: r.TP}, GPU: g, Engine: e,
+		Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: r.TP}, GPU: g, Engine: e, GPUUtil: c.MemFraction,
 		MaxModelLen: r.ISL + r.OSL, MaxNumBatchedTokens: c.Limits.MaxNumBatchedTokens, MaxNumSeqs: c.Limits.MaxNumSeqs,
 	})
 	if err != nil {
@@ -252,9 +255,39 @@ func rowEngine(cat *catalog.Catalog, engines map[string]*catalog.Engine, r Row) 
 	return e
 }
 
-// rowKVDtype is the KV dtype a row's run used: fp8 for an fp8 or fp4
-// checkpoint on vLLM and TensorRT-LLM (the engines take the checkpoint's KV
-// scales), the model's otherwise (SGLang keeps bf16 KV unless told).
+// deployedAs sets the KV dtype and memory fraction c's run used: the
+// benchmark script's (harness.go) where it is known, else rowKVDtype's rule
+// at the engine's default fraction.
+func (c *Case) deployedAs(m *catalog.Model) {
+	if h, ok := harnessFor(c.Row, c.Group, c.Dtype, c.Measured); ok {
+		c.KVDtype, c.MemFraction, c.Harness = h.KVDtype, h.MemFraction, &h
+		return
+	}
+	c.KVDtype = rowKVDtype(c.Row, m)
+}
+
+// datedTwins gives an undated row the day of a dated row of the same run
+// (SameRun's key): the dumps' copies of a run do not all carry it.
+func datedTwins(rows []Row) []Row {
+	day := map[runKey]string{}
+	for _, r := range rows {
+		if r.Measured != "" {
+			day[keyOf(r)] = r.Measured
+		}
+	}
+	out := slices.Clone(rows)
+	for i := range out {
+		if out[i].Measured == "" {
+			out[i].Measured = day[keyOf(out[i])]
+		}
+	}
+	return out
+}
+
+// rowKVDtype is the KV dtype a row's run used when no script says: fp8 for
+// an fp8 or fp4 checkpoint on vLLM and TensorRT-LLM (the engines take the
+// checkpoint's KV scales), the model's otherwise (SGLang keeps bf16 KV
+// unless told).
 func rowKVDtype(r Row, m *catalog.Model) string {
 	if r.Engine != "sglang" && m.WeightDtype != "bf16" && m.WeightDtype != "int4" {
 		return "fp8"

@@ -32,6 +32,9 @@ func TestDeriveServingRows(t *testing.T) {
 		col[h] = i
 	}
 	reC := regexp.MustCompile(`silicon_concurrency=(\d+)`)
+	reDay := regexp.MustCompile(`measured=(\d{4}-\d{2}-\d{2})`)
+	reCfg := regexp.MustCompile(`config_id=(\d+)`)
+	reRun := regexp.MustCompile(`workflow_run_id=(\d+)`)
 	reImg := regexp.MustCompile(`(?:image=|; )([a-z0-9./#_-]+(?:vllm|sglang|tensorrt|release)[^;]*)$`)
 	out, err := os.Create("testdata/serving_agg.csv")
 	if err != nil {
@@ -54,6 +57,14 @@ func TestDeriveServingRows(t *testing.T) {
 		if m := reImg.FindStringSubmatch(get("silicon_data_source")); m != nil {
 			img = m[1]
 		}
+		day, run := "", ""
+		if m := reDay.FindStringSubmatch(get("silicon_data_source")); m != nil {
+			day = m[1]
+		}
+		cfg, wf := reCfg.FindStringSubmatch(get("silicon_data_source")), reRun.FindStringSubmatch(get("silicon_data_source"))
+		if cfg != nil && wf != nil {
+			run = cfg[1] + "/" + wf[1]
+		}
 		// kimi-k2.5-gap-analysis.csv and qwen3.5-397b-gap-analysis.csv hold
 		// InferenceX runs (each of their 123 rows is one, rounded to 0.01 ms);
 		// the gap-analysis runs are those of aic-auto-gap-analysis.
@@ -64,7 +75,7 @@ func TestDeriveServingRows(t *testing.T) {
 		w.Write([]string{get("id"), get("backend"), get("backend_version"), img, get("model_path"), get("system"),
 			get("precision"), get("gemm_quant_mode"), get("moe_quant_mode"), get("isl"), get("osl"), get("batch_size"), conc,
 			get("tp_size"), get("pp_size"), get("attention_dp_size"), get("moe_tp_size"), get("moe_ep_size"),
-			get("silicon_ttft_ms"), get("silicon_tpot_ms"), source})
+			get("silicon_ttft_ms"), get("silicon_tpot_ms"), source, day, run})
 		n++
 	}
 	w.Flush()

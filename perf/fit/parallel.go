@@ -56,7 +56,7 @@ func PrepareParallel(cat *catalog.Catalog, rows []Row) ([]*ParCase, Exclusion) {
 	var out []*ParCase
 	engines := map[string]*catalog.Engine{}
 	seen := runs{}
-	for _, r := range rows {
+	for _, r := range datedTwins(rows) {
 		lay, _, ok := LayoutOf(r)
 		if !ok {
 			continue
@@ -119,13 +119,13 @@ func prepareParallelRow(cat *catalog.Catalog, r Row, lay models.Parallelism, eng
 	}
 	c.Load = perf.Load{Concurrency: conc, InputTokens: r.ISL, OutputTokens: r.OSL}
 	c.Limits = limitsFor(r.Engine, g, perRank)
-	c.KVDtype = rowKVDtype(r, &m)
+	c.deployedAs(&m)
 	e := rowEngine(cat, engines, r)
 	if e == nil {
 		return "no engine profile", nil
 	}
 	mp, err := planner.PlanMemory(planner.MemoryScenario{
-		Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: n.TP}, GPU: g, Engine: e,
+		Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: n.TP}, GPU: g, Engine: e, GPUUtil: c.MemFraction,
 		MaxModelLen: r.ISL + r.OSL, MaxNumBatchedTokens: c.Limits.MaxNumBatchedTokens, MaxNumSeqs: c.Limits.MaxNumSeqs,
 		Parallel: models.Parallelism{DP: n.DP, EP: n.EP},
 	})
@@ -156,7 +156,7 @@ func prepareParallelRow(cat *catalog.Catalog, r Row, lay models.Parallelism, eng
 		plain.TP = pc.GPUs
 		plain.Limits.BalanceRanks, plain.Limits.BalanceTimeoutIters = 0, 0 // the baseline: kvplan before the layout's terms
 		pmp, err := planner.PlanMemory(planner.MemoryScenario{
-			Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: pc.GPUs}, GPU: g, Engine: e,
+			Model: &m, KV: models.KVOptions{KVDtype: c.KVDtype, TP: pc.GPUs}, GPU: g, Engine: e, GPUUtil: c.MemFraction,
 			MaxModelLen: r.ISL + r.OSL, MaxNumBatchedTokens: c.Limits.MaxNumBatchedTokens, MaxNumSeqs: c.Limits.MaxNumSeqs,
 		})
 		if err == nil && pmp.KVSlotsTokens >= int64(r.ISL+r.OSL) {

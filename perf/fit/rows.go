@@ -16,7 +16,7 @@ import (
 // header is the column list of testdata/serving_agg.csv.
 var header = []string{"id", "backend", "backend_version", "image", "model_path", "system", "precision",
 	"gemm_quant_mode", "moe_quant_mode", "isl", "osl", "batch_size", "concurrency",
-	"tp", "pp", "attention_dp", "moe_tp", "moe_ep", "ttft_ms", "tpot_ms", "source"}
+	"tp", "pp", "attention_dp", "moe_tp", "moe_ep", "ttft_ms", "tpot_ms", "source", "measured", "run"}
 
 // The benchmark sources of the rows (the source column): the two families of
 // runs silicon_sample.csv merges, each with its own harness and deployment
@@ -42,7 +42,14 @@ type Row struct {
 	TP, PP, AttentionDP, MoETP, MoEEP             int
 	TTFTMS, TPOTMS                                float64
 	Source                                        string // SourceInferenceX or SourceGapAnalysis
-	Line                                          int
+	// Measured is the day the run was measured (YYYY-MM-DD), where the
+	// source says (InferenceX's database dumps do; its dated CSVs and the
+	// gap-analysis files do not): the harness's settings changed over time.
+	Measured string
+	// Run is the InferenceX benchmark configuration and workflow run that
+	// measured the row ("config_id/workflow_run_id"), where the dump says.
+	Run  string
+	Line int
 }
 
 // ReadRows reads serving_agg.csv.
@@ -78,7 +85,7 @@ func ReadRows(r io.Reader) ([]Row, error) {
 		row := Row{ID: rec[0], Engine: rec[1], Version: rec[2], Image: rec[3], ModelPath: rec[4], System: rec[5],
 			GemmQuant: rec[7], ISL: atoi(9), OSL: atoi(10), BatchSize: atoi(11), Concurrency: atoi(12),
 			TP: atoi(13), PP: atoi(14), AttentionDP: atoi(15), MoETP: atoi(16), MoEEP: atoi(17),
-			TTFTMS: atof(18), TPOTMS: atof(19), Source: rec[20], Line: line}
+			TTFTMS: atof(18), TPOTMS: atof(19), Source: rec[20], Measured: rec[21], Run: rec[22], Line: line}
 		if row.Source != SourceInferenceX && row.Source != SourceGapAnalysis && err == nil {
 			err = fmt.Errorf("serving csv line %d: source %q: want %s or %s", line, row.Source, SourceInferenceX, SourceGapAnalysis)
 		}

@@ -1,0 +1,65 @@
+package fit
+
+import "testing"
+
+// TestHarnessFor checks the script settings a row resolves to against the
+// InferenceX scripts as read by hand (the commit each came from is in
+// harness.go): the version in effect on the run's day, the TP- and
+// length-specific fractions, and no guess for an undated row whose script
+// changed or for a row of another source.
+func TestHarnessFor(t *testing.T) {
+	row := func(engine, system string, tp, isl, osl int) Row {
+		return Row{Engine: engine, System: system, TP: tp, ISL: isl, OSL: osl, Source: SourceInferenceX}
+	}
+	cases := []struct {
+		name              string
+		r                 Row
+		group, dtype, day string
+		ok                bool
+		kv                string
+		frac              float64
+	}{
+		// dsr1_fp4_b200_docker.sh 2025-11: --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85
+		{"sglang dsr1 fp4", row("sglang", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2025-11-10", true, "fp8", 0.85},
+		// dsr1_fp8_b200.sh 2026-03: MEM_FRAC_STATIC=0.82 at TP 8, 0.95 at TP 4
+		{"sglang dsr1 fp8 tp8", row("sglang", "b200_sxm", 8, 8192, 1024), "deepseek-v3", "fp8", "2026-03-25", true, "fp8", 0.82},
+		{"sglang dsr1 fp8 tp4", row("sglang", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "fp8", "2026-03-25", true, "fp8", 0.95},
+		// dsr1_fp8_h200.sh: no --kv-cache-dtype (bf16), 0.82
+		{"sglang dsr1 h200", row("sglang", "h200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", true, "bf16", 0.82},
+		// minimaxm2.5_fp8_b200.sh: 0.95 without a KV flag (2026-03-11), fp8 KV
+		// from 2026-03-28, 0.90 from 2026-04-03
+		{"vllm minimax 03-11", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-03-11", true, "bf16", 0.95},
+		{"vllm minimax 03-28", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-03-28", true, "fp8", 0.95},
+		{"vllm minimax 04-22", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-04-22", true, "fp8", 0.90},
+		{"vllm minimax h100", row("vllm", "h100_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-03-27", true, "bf16", 0.90},
+		// dsr1_fp8_b200_trt.sh 2026-03: 0.8, 0.75 at TP 4 and 8k/1k
+		{"trtllm dsr1 fp8 tp4 8k", row("trtllm", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "fp8", "2026-03-25", true, "fp8", 0.75},
+		{"trtllm dsr1 fp8 tp4 1k", row("trtllm", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", true, "fp8", 0.80},
+		// an undated row: the script's settings never changed, or they did
+		{"undated, constant", row("sglang", "h200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "", true, "bf16", 0.82},
+		{"undated, changed", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "", false, "", 0},
+		// no script for the GPU, the model, or the source
+		{"no script for the GPU", row("vllm", "h100_sxm", 4, 1024, 1024), "kimi-k2", "int4", "2026-03-02", false, "", 0},
+		{"gap analysis", Row{Engine: "sglang", System: "b200_sxm", TP: 8, Source: SourceGapAnalysis}, "deepseek-v3", "nvfp4", "2026-03-02", false, "", 0},
+	}
+	for _, tc := range cases {
+		h, ok := harnessFor(tc.r, tc.group, tc.dtype, tc.day)
+		if ok != tc.ok || h.KVDtype != tc.kv || h.MemFraction != tc.frac {
+			t.Errorf("%s: got %v %q %g (%s %s), want %v %q %g", tc.name, ok, h.KVDtype, h.MemFraction, h.Script, h.Commit, tc.ok, tc.kv, tc.frac)
+		}
+	}
+}
+
+// TestDatedTwins: an undated copy of a run takes its dated twin's day; a
+// run with no dated copy stays undated.
+func TestDatedTwins(t *testing.T) {
+	a := Row{ID: "a", Engine: "vllm", System: "b200_sxm", ISL: 1024, OSL: 1024, Concurrency: 4, TTFTMS: 100.004, TPOTMS: 10, Measured: "2026-03-11"}
+	b := a
+	b.ID, b.Measured, b.TTFTMS = "b", "", 100.0 // the rounded copy
+	c := a
+	c.ID, c.Measured, c.TTFTMS = "c", "", 120 // another run
+	got := datedTwins([]Row{b, a, c})
+	if got[0].Measured != "2026-03-11" || got[2].Measured != "" || b.Measured != "" {
+		t.Errorf("days %q %q %q (input b %q), want 2026-03-11, \"\", and the input unchanged", got[0].Measured, got[1].Measured, got[2].Measured, b.Measured)
+	}
+}
