@@ -14,7 +14,7 @@ func Baseline(cases []*Case) []Prediction {
 	out := make([]Prediction, len(cases))
 	for i, c := range cases {
 		out[i].Case = c
-		wf, af := models.PrefillFLOPs(c.Model, c.ISL)
+		wf, af := models.PrefillFLOPs(c.Model, c.Load.InputTokens)
 		peak := c.GPU.BF16TFLOPS
 		switch c.Dtype {
 		case "fp8":
@@ -36,7 +36,7 @@ func Baseline(cases []*Case) []Prediction {
 			continue
 		}
 		running := min(c.Load.Concurrency, c.Limits.MaxNumSeqs)
-		bytes := float64(w.PerRankBytes) + float64(running)*float64(kv.RequestBytes(c.ISL+c.OSL/2))
+		bytes := float64(w.PerRankBytes) + float64(running)*float64(kv.RequestBytes(c.Load.InputTokens+c.Load.OutputTokens/2))
 		out[i].TPOTMS = bytes / c.GPU.MemoryBandwidthBytes * 1000
 	}
 	return out

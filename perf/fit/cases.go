@@ -184,7 +184,8 @@ func prepareRow(cat *catalog.Catalog, r Row, engines map[string]*catalog.Engine)
 	if conc < 1 {
 		return "no concurrency", nil
 	}
-	c.Load = perf.Load{Concurrency: conc, InputTokens: r.ISL, OutputTokens: r.OSL}
+	isl, osl := harnessLengths(r)
+	c.Load = perf.Load{Concurrency: conc, InputTokens: isl, OutputTokens: osl}
 	c.Limits = limitsFor(r.Engine, g, max(r.BatchSize, 1))
 	c.deployedAs(&m)
 	e := rowEngine(cat, engines, r)

@@ -149,3 +149,23 @@ func harnessFor(r Row, group, dtype, day string) (HarnessSetting, bool) {
 	}
 	return best.HarnessSetting, found
 }
+
+// InferenceXRangeRatio is the benchmark's --random-range-ratio in every
+// InferenceX run (.github/workflows/benchmark-tmpl.yml: default '0.8'):
+// its benchmark_serving.py (kimbochen/bench_serving, later
+// utils/bench_serving) draws each request's input and output lengths
+// uniformly from [int(L × 0.8), L], so the rows' ISL and OSL are maxima and
+// a request is 0.9 × them on average.
+const InferenceXRangeRatio = 0.8
+
+// harnessLengths are the mean input and output lengths of a row's requests
+// as its harness drew them: the InferenceX rows' uniform draw, the stated
+// lengths otherwise (AIConfigurator's gap-analysis sweeps ask for fixed
+// lengths).
+func harnessLengths(r Row) (isl, osl int) {
+	if r.Source != SourceInferenceX {
+		return r.ISL, r.OSL
+	}
+	mean := func(l int) int { return (int(float64(l)*InferenceXRangeRatio) + l + 1) / 2 }
+	return mean(r.ISL), mean(r.OSL)
+}

@@ -51,7 +51,7 @@ func TestLightLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := perf.Direct().Cost(&eff).MS(float64(c.ISL))
+		req := perf.Direct().Cost(&eff).MS(float64(c.Load.InputTokens))
 		eff.RequestMS, eff.RequestUSTok = 0, 0
 		ramp, err := c.Predict(&eff)
 		if err != nil {

@@ -117,7 +117,8 @@ func prepareParallelRow(cat *catalog.Catalog, r Row, lay models.Parallelism, eng
 	if conc < 1 {
 		return "no concurrency", nil
 	}
-	c.Load = perf.Load{Concurrency: conc, InputTokens: r.ISL, OutputTokens: r.OSL}
+	isl, osl := harnessLengths(r)
+	c.Load = perf.Load{Concurrency: conc, InputTokens: isl, OutputTokens: osl}
 	c.Limits = limitsFor(r.Engine, g, perRank)
 	c.deployedAs(&m)
 	e := rowEngine(cat, engines, r)

@@ -72,13 +72,13 @@ func featuresOf(c *Case) simpleFeatures {
 		touched := math.Min(1, b*float64(active)/float64(total))
 		weights *= 1 - routed + routed*touched
 	}
-	f.mem = (weights + b*float64(kv.RequestBytes(c.ISL+c.OSL/2))) / c.GPU.MemoryBandwidthBytes * 1000
+	f.mem = (weights + b*float64(kv.RequestBytes(c.Load.InputTokens+c.Load.OutputTokens/2))) / c.GPU.MemoryBandwidthBytes * 1000
 	f.dflops = b * 2 * float64(models.MatmulParams(c.Model)) / (peak * 1e12 * tp) * 1000
-	wf, af := models.PrefillFLOPs(c.Model, c.ISL)
+	wf, af := models.PrefillFLOPs(c.Model, c.Load.InputTokens)
 	f.pflops = wf / (peak * 1e12 * tp) * 1000
 	f.pattn = af / (c.GPU.BF16TFLOPS * 1e12 * tp) * 1000
 	f.log2tp = math.Log2(tp)
-	f.b, f.c, f.osl = b, float64(c.Load.Concurrency), float64(max(c.OSL, 1))
+	f.b, f.c, f.osl = b, float64(c.Load.Concurrency), float64(max(c.Load.OutputTokens, 1))
 	f.ok = f.mem > 0 && f.pflops > 0
 	return f
 }
