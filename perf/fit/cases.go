@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/kvplan/kvplan/catalog"
 	"github.com/kvplan/kvplan/models"
@@ -41,6 +42,52 @@ type Exclusion map[string]int
 // InferenceX runs rounded to 0.01 ms), and a run counts once, in the fit's
 // weights and in every median.
 const SameRun = "the same run as an earlier row (two benchmark dumps)"
+
+// Contradicted is the exclusion of the rows of a benchmark workflow run that
+// another run of the same configuration contradicts: InferenceX's config 99
+// (SGLang, DeepSeek-R1 fp4, B200) measured 8k/1k TTFT 2.1–2.9 s at 32–128
+// clients on 2025-11-02 (workflow run 103) and 5.6–9.2 s at 4–16 clients on
+// 2025-11-10 (run 124), where TTFT cannot fall as clients are added. The
+// whole workflow run is left out (its config 88 sweep has the same flat
+// 5.5–9 s), and every copy of its rows.
+const Contradicted = "a benchmark run that another run of its configuration contradicts (TTFT ≥ 2× at no more clients)"
+
+// contradicted are the runs (SameRun's keys) of the workflow runs that
+// another workflow run of one of their configurations contradicts: a row
+// whose TTFT is at least twice that of the other run's at the same or more
+// clients, for the same lengths.
+func contradicted(rows []Row) map[runKey]bool {
+	type sweep struct {
+		engine, config string
+		isl, osl       int
+	}
+	by := map[sweep][]Row{}
+	for _, r := range rows {
+		if cfg, wf, ok := strings.Cut(r.Run, "/"); ok && wf != "" {
+			k := sweep{r.Engine, cfg, r.ISL, r.OSL}
+			by[k] = append(by[k], r)
+		}
+	}
+	bad := map[string]bool{} // workflow run ids
+	for _, rs := range by {
+		for _, a := range rs {
+			for _, b := range rs {
+				_, wa, _ := strings.Cut(a.Run, "/")
+				_, wb, _ := strings.Cut(b.Run, "/")
+				if wa != wb && b.Concurrency >= a.Concurrency && b.TTFTMS > 0 && a.TTFTMS >= 2*b.TTFTMS {
+					bad[wa] = true
+				}
+			}
+		}
+	}
+	out := map[runKey]bool{}
+	for _, r := range rows {
+		if _, wf, ok := strings.Cut(r.Run, "/"); ok && bad[wf] {
+			out[keyOf(r)] = true
+		}
+	}
+	return out
+}
 
 // runs are the measured runs seen so far. A row repeats an earlier one when
 // it has the same engine, GPU, lengths and concurrency and the same TTFT
@@ -105,9 +152,12 @@ func Prepare(cat *catalog.Catalog, rows []Row) (Space, []*Case, Exclusion) {
 	ex := Exclusion{}
 	var cases []*Case
 	engineFor := map[string]*catalog.Engine{}
-	seen := runs{}
+	seen, contra := runs{}, contradicted(rows)
 	for _, r := range datedTwins(rows) {
 		reason, c := prepareRow(cat, r, engineFor)
+		if reason == "" && contra[keyOf(r)] {
+			reason = Contradicted
+		}
 		if reason == "" && seen.again(r) {
 			reason = SameRun
 		}

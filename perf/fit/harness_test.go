@@ -63,3 +63,33 @@ func TestDatedTwins(t *testing.T) {
 		t.Errorf("days %q %q %q (input b %q), want 2026-03-11, \"\", and the input unchanged", got[0].Measured, got[1].Measured, got[2].Measured, b.Measured)
 	}
 }
+
+// TestContradicted: config 99's two workflow runs as measured (8k/1k TTFT
+// 5,615 and 9,188 ms at 4 and 8 clients on run 124, 2,109 ms at 32 on run
+// 103) leave out run 124, its row of another configuration, and a copy of
+// it without a run id; a sweep that rises with clients, or a run only 1.9×
+// slower, leaves nothing out.
+func TestContradicted(t *testing.T) {
+	r := func(run string, conc int, ttft float64) Row {
+		return Row{Engine: "sglang", System: "b200_sxm", ISL: 8192, OSL: 1024, Concurrency: conc, TTFTMS: ttft, TPOTMS: 12, Run: run}
+	}
+	bad1, bad2, good := r("99/124", 4, 5614.58), r("99/124", 8, 9188.19), r("99/103", 32, 2109.0)
+	sibling := r("88/124", 4, 5503.99)
+	copyOf := bad1
+	copyOf.Run, copyOf.ID = "", "copy"
+	got := contradicted([]Row{bad1, bad2, good, sibling, copyOf})
+	for _, x := range []Row{bad1, bad2, sibling, copyOf} {
+		if !got[keyOf(x)] {
+			t.Errorf("%s c%d %.0f ms not left out", x.Run, x.Concurrency, x.TTFTMS)
+		}
+	}
+	if got[keyOf(good)] {
+		t.Error("run 103 left out")
+	}
+	if n := len(contradicted([]Row{r("1/1", 4, 300), r("1/2", 32, 900), r("1/2", 64, 2000)})); n != 0 {
+		t.Errorf("a rising sweep: %d runs left out", n)
+	}
+	if n := len(contradicted([]Row{r("1/1", 4, 1900), r("1/2", 32, 1000)})); n != 0 {
+		t.Errorf("1.9× slower: %d runs left out", n)
+	}
+}

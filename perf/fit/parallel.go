@@ -55,13 +55,16 @@ func PrepareParallel(cat *catalog.Catalog, rows []Row) ([]*ParCase, Exclusion) {
 	ex := Exclusion{}
 	var out []*ParCase
 	engines := map[string]*catalog.Engine{}
-	seen := runs{}
+	seen, contra := runs{}, contradicted(rows)
 	for _, r := range datedTwins(rows) {
 		lay, _, ok := LayoutOf(r)
 		if !ok {
 			continue
 		}
 		reason, c := prepareParallelRow(cat, r, lay, engines)
+		if reason == "" && contra[keyOf(r)] {
+			reason = Contradicted
+		}
 		if reason == "" && seen.again(r) {
 			reason = SameRun
 		}
