@@ -77,6 +77,19 @@ type Limits struct {
 	// balanced, requests waiting or not, and restarts on a release).
 	// 0 = one queue for the worker, admitted as they come.
 	BalanceRanks, BalanceTimeoutIters int
+	// RecvInterval > 1 replays SGLang's --scheduler-recv-interval
+	// (managers/scheduler_recv_skipper.py): the scheduler reads new requests
+	// after a prefill (extend) iteration or an idle loop, and otherwise only
+	// after every RecvInterval-th decode iteration since it last read, so a
+	// request that arrives while the batch decodes waits for the next read.
+	// Where a read falls against an arrival depends on every earlier
+	// request's lengths, which the benchmarks vary; the replay's are fixed,
+	// and would lock the two in one phase, so the replay charges the mean:
+	// a request that arrives while the batch decodes is read (RecvInterval
+	// − 1) / 2 decode iterations later (whole iterations, the remainders
+	// carried), or at once after a prefill iteration before that. 0 or 1 =
+	// every iteration (every engine's default).
+	RecvInterval int
 }
 
 // HeldTokens is the KV a request of isl + osl tokens counts against the KV
@@ -205,8 +218,12 @@ type bench struct {
 	admitted        int         // GrowKV: admissions so far (each request's order)
 	preempted       int         // GrowKV: measured requests preempted
 	reqMS, ramp     float64
-	warm, perClient int  // requests per client left out, sent
-	harness         bool // Load.AsHarness
+	warm, perClient int     // requests per client left out, sent
+	harness         bool    // Load.AsHarness
+	recvN           int     // Limits.RecvInterval
+	readAt          int     // RecvInterval: the decode iteration (dstep) of the next read; −1 = none due
+	readCarry       float64 // RecvInterval: the remainder of (recvN − 1) / 2 carried to the next wait
+	lastDecode      bool    // RecvInterval: the last iteration was decode-only
 
 	cl         []client
 	transit    minHeap // clients on their way to the engine, by arrival time
@@ -264,7 +281,8 @@ func newBench(m *Model, ld Load, lim Limits) (*bench, error) {
 		budget: lim.MaxNumBatchedTokens, maxSeqs: lim.MaxNumSeqs, slots: lim.KVSlots,
 		separate: lim.SeparatePrefill, ramp: m.Efficiency.RampMS, warm: WarmRequests, perClient: RequestsPerClient,
 		harness: ld.AsHarness, balRanks: lim.BalanceRanks, balTimeout: lim.BalanceTimeoutIters,
-		reqMS: m.RequestCost(ld.Path).MS(float64(ld.InputTokens)), grow: lim.GrowKV && lim.BalanceRanks <= 1, bs: int64(bs)}
+		reqMS: m.RequestCost(ld.Path).MS(float64(ld.InputTokens)), grow: lim.GrowKV && lim.BalanceRanks <= 1, bs: int64(bs),
+		recvN: lim.RecvInterval, readAt: -1}
 	b.need = int64((b.isl+b.osl+bs-1)/bs) * int64(bs)
 	if b.need > b.slots {
 		return nil, fmt.Errorf("one request of %d + %d tokens needs %d KV slots, but the worker holds %d", b.isl, b.osl, b.need, b.slots)
@@ -327,7 +345,11 @@ func (b *bench) measured(c int) bool { return b.cl[c].sent > b.warm }
 
 func (b *bench) run() error {
 	for {
-		for b.transit.len() > 0 && b.transit.minKey() <= b.now {
+		read := b.reads()
+		if read {
+			b.readAt = -1
+		}
+		for read && b.transit.len() > 0 && b.transit.minKey() <= b.now {
 			_, c := b.transit.pop()
 			if b.balRanks > 1 {
 				b.assign(c)
@@ -340,7 +362,7 @@ func (b *bench) run() error {
 			if b.transit.len() == 0 {
 				return nil
 			}
-			b.now = b.transit.minKey()
+			b.now, b.lastDecode = max(b.now, b.transit.minKey()), false // idle: the scheduler reads at once
 			continue
 		}
 		if b.steps > maxSteps {
@@ -355,9 +377,35 @@ func (b *bench) run() error {
 			b.decodeRun()
 		} else {
 			// Only requests still on their way: wait for the next one.
-			b.now = b.transit.minKey()
+			b.now, b.lastDecode = max(b.now, b.transit.minKey()), false
 		}
 	}
+}
+
+// reads reports whether the scheduler reads new requests before this
+// iteration (RecvInterval): always, but after a decode-only iteration only
+// once the read due has come.
+func (b *bench) reads() bool {
+	return b.recvN <= 1 || !b.lastDecode || (b.readAt >= 0 && b.dstep >= b.readAt)
+}
+
+// readStop bounds a decode run of k iterations in which a request arrives
+// after n of them (RecvInterval): the run ends at the read due, set when the
+// first unread request arrives, (recvN − 1) / 2 iterations after it.
+func (b *bench) readStop(n, k int, within bool) int {
+	if b.recvN <= 1 {
+		return n
+	}
+	if b.readAt < 0 {
+		if !within {
+			return k
+		}
+		b.readCarry += float64(b.recvN-1) / 2
+		w := int(b.readCarry)
+		b.readCarry -= float64(w)
+		b.readAt = b.dstep + n + w
+	}
+	return max(1, b.readAt-b.dstep)
 }
 
 // assign puts client c's request in the waiting queue of the rank with the
@@ -590,6 +638,9 @@ func (b *bench) decodeBatch(a *batch, at int) {
 
 // prefillStep runs one iteration that carries prefill chunks.
 func (b *bench) prefillStep() {
+	// After a prefill iteration the scheduler reads new requests at once
+	// (RecvInterval).
+	b.lastDecode = false
 	var a batch
 	budget := b.budget
 	withDecodes := !b.separate && len(b.decoding) > 0
@@ -782,10 +833,12 @@ func (b *bench) decodeRun() {
 		f1 = at(k - 1).TotalMS
 		fm = at((k - 1) / 2).TotalMS
 	}
-	// Steps until a request on its way arrives, when it could be scheduled.
+	// Steps until a request on its way arrives, when it could be scheduled
+	// (and the scheduler reads it, RecvInterval).
 	if b.seat() && b.transit.len() > 0 {
 		gap := b.transit.minKey() - b.now
 		n := stepsToCover(gap, f0, f1, k)
+		n = b.readStop(n, k, n < k || float64(k)*(f0+f1)/2 >= gap)
 		if n < k {
 			k = n
 			f1 = at(k - 1).TotalMS
@@ -812,6 +865,7 @@ func (b *bench) decodeRun() {
 	}
 	b.steps += k - 1
 	b.dstep += k
+	b.lastDecode = true
 	b.holdRun(k)
 	b.complete()
 }

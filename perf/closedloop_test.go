@@ -35,6 +35,8 @@ func TestSteadyMatchesStepSimulation(t *testing.T) {
 		{"max_num_seqs", "vllm", 1, Load{40, 512, 300, false, RequestPath{}}, Limits{MaxNumSeqs: 24, MaxNumBatchedTokens: 2048, KVSlots: big}, 0},
 		{"kv-limited, grow-as-you-go", "vllm", 1, Load{48, 2000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008, KVReserveOutput: 0.5}, 1000},
 		{"kv-limited, grown with recompute preemption", "vllm", 1, Load{48, 2000, 1000, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 3008, GrowKV: true}, 1000},
+		{"recv interval 30, prefill apart", "sglang", 1, Load{16, 1024, 256, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: big, SeparatePrefill: true, RecvInterval: 30}, 200},
+		{"recv interval 10, lock-step", "sglang", 1, Load{8, 2048, 128, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 16384, KVSlots: big, SeparatePrefill: true, RecvInterval: 10}, 0},
 		{"kv-limited, preempted out of step", "vllm", 2, Load{32, 2048, 512, false, RequestPath{}}, Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 16 * 1500, GrowKV: true}, 3000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -286,5 +288,46 @@ func TestHeldTokens(t *testing.T) {
 		if got := tc.lim.HeldTokens(tc.isl, tc.osl); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestRecvInterval: with SGLang's --scheduler-recv-interval a request that
+// arrives while the batch decodes waits for the scheduler's next read,
+// (RecvInterval − 1) / 2 decode iterations on average. Two clients out of
+// phase, each arriving while the other decodes: TTFT grows by 14.5 decode
+// iterations at RecvInterval 30 (14 and 15 alternately; within 2 of it, as
+// some arrive when nothing decodes), and TPOT barely moves. The wait
+// itself by hand: reads due 14, 15, 14 iterations after three arrivals.
+func TestRecvInterval(t *testing.T) {
+	m := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "sglang", TP: 1, Efficiency: realistic(3000)})
+	ld := Load{2, 1024, 512, false, RequestPath{}}
+	lim := Limits{MaxNumSeqs: 256, MaxNumBatchedTokens: 8192, KVSlots: 1 << 24, SeparatePrefill: true}
+	base, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim.RecvInterval = 30
+	got, err := m.Steady(ld, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := (got.TTFTMS - base.TTFTMS) / base.DecodeStepMS
+	t.Logf("TTFT %.1f → %.1f ms (%.1f decode iterations of %.2f ms), TPOT %.2f → %.2f ms", base.TTFTMS, got.TTFTMS, extra, base.DecodeStepMS, base.TPOTMS, got.TPOTMS)
+	if extra < 12.5 || extra > 16.5 {
+		t.Errorf("TTFT %.1f → %.1f ms: %.1f decode iterations of %.2f ms more, want about 14.5", base.TTFTMS, got.TTFTMS, extra, base.DecodeStepMS)
+	}
+	if !near(got.TPOTMS, base.TPOTMS, 0.02) {
+		t.Errorf("TPOT %.2f → %.2f ms", base.TPOTMS, got.TPOTMS)
+	}
+	b := &bench{recvN: 30, readAt: -1}
+	for i, want := range []int{2 + 14, 2 + 15, 2 + 14} {
+		b.readAt = -1
+		if got := b.readStop(2, 100, true); got != want {
+			t.Errorf("arrival %d after 2 iterations: read after %d, want %d", i+1, got, want)
+		}
+	}
+	b.readAt = -1
+	if got := b.readStop(100, 100, false); got != 100 || b.readAt != -1 {
+		t.Errorf("no arrival within the run: stop %d (read due %d), want 100 and none due", got, b.readAt)
 	}
 }

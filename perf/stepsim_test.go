@@ -100,12 +100,35 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 	}
 	var pTok, pCtx, dCtx []int
 	var pReq, dReq []*req
+	// lim.RecvInterval: the scheduler sees the requests that had arrived when
+	// it last read (readT); it reads before an iteration that follows a
+	// prefill iteration or an idle wait, and after decode-only ones when the
+	// read due comes: (RecvInterval − 1) / 2 decode iterations (whole, the
+	// remainders carried) after the iteration in which the first unread
+	// request arrived while one could be scheduled (Limits.RecvInterval).
+	readT, afterDecode, decodes, readDue, carry := math.Inf(-1), false, 0, -1, 0.0
 	for {
 		if len(running) == 0 && len(waiting) == 0 {
 			break
 		}
 		if len(running) == 0 && waiting[0].arrive > now {
-			now = waiting[0].arrive
+			now, afterDecode = waiting[0].arrive, false
+		}
+		if lim.RecvInterval <= 1 || !afterDecode || (readDue >= 0 && decodes >= readDue) {
+			readT, readDue = now, -1
+		} else if readDue < 0 && len(running) < lim.MaxNumSeqs {
+			for _, r := range waiting {
+				if r.arrive > readT && r.arrive <= now && fits(r) {
+					carry += float64(lim.RecvInterval-1) / 2
+					w := int(carry)
+					carry -= float64(w)
+					readDue = decodes + w
+					if w == 0 {
+						readT, readDue = now, -1
+					}
+					break
+				}
+			}
 		}
 		// Recompute preemption (GrowKV): the request admitted last gives its
 		// blocks back until the running ones have theirs for this iteration.
@@ -126,7 +149,7 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 				prefilling = true
 			}
 		}
-		admissible := len(waiting) > 0 && waiting[0].arrive <= now && len(running) < lim.MaxNumSeqs && fits(waiting[0])
+		admissible := len(waiting) > 0 && waiting[0].arrive <= readT && len(running) < lim.MaxNumSeqs && fits(waiting[0])
 		prefillStep := !lim.SeparatePrefill || prefilling || admissible
 		decodeStep := !lim.SeparatePrefill || !(prefilling || admissible)
 		for _, r := range running {
@@ -143,7 +166,7 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 				budget--
 			}
 		}
-		for prefillStep && budget > 0 && len(waiting) > 0 && waiting[0].arrive <= now &&
+		for prefillStep && budget > 0 && len(waiting) > 0 && waiting[0].arrive <= readT &&
 			len(running) < lim.MaxNumSeqs && fits(waiting[0]) {
 			r := waiting[0]
 			waiting = waiting[1:]
@@ -156,8 +179,11 @@ func simulatePhased(m *Model, ld Load, lim Limits, start func(client int) float6
 		}
 		if len(pTok) == 0 && len(dCtx) == 0 {
 			// Nothing runnable yet: wait for the next arrival.
-			now = waiting[0].arrive
+			now, afterDecode = max(now, waiting[0].arrive), false
 			continue
+		}
+		if afterDecode = len(pTok) == 0; afterDecode {
+			decodes++
 		}
 		dt := m.StepMS(pTok, pCtx, dCtx)
 		now += dt

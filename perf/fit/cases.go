@@ -306,12 +306,14 @@ func rowEngine(cat *catalog.Catalog, engines map[string]*catalog.Engine, r Row) 
 	return e
 }
 
-// deployedAs sets the KV dtype and memory fraction c's run used: the
-// benchmark script's (harness.go) where it is known, else rowKVDtype's rule
-// at the engine's default fraction.
+// deployedAs sets the KV dtype, memory fraction and SGLang
+// scheduler-recv-interval c's run used: the benchmark script's (harness.go)
+// where it is known, else rowKVDtype's rule at the engine's default
+// fraction.
 func (c *Case) deployedAs(m *catalog.Model) {
 	if h, ok := harnessFor(c.Row, c.Group, c.Dtype, c.Measured); ok {
 		c.KVDtype, c.MemFraction, c.Harness = h.KVDtype, h.MemFraction, &h
+		c.Limits.RecvInterval = h.RecvInterval(c.Concurrency)
 		return
 	}
 	c.KVDtype = rowKVDtype(c.Row, m)

@@ -22,18 +22,20 @@ var (
 	foldIters  = flag.Int("fold-iterations", 40, "L-BFGS iterations of each held-out fold")
 	fitMechs   = flag.String("fit-mechanisms", "", "round 2's mechanisms TestFit fits with (moe_memory, custom_allreduce, eager_overlap; comma separated); empty: the shipped fit's")
 	growKV     = flag.Bool("grow-kv", false, "replay vLLM rows with KV allocated as sequences grow and recompute preemption (perf.Limits.GrowKV); the committed tables are without it")
-	fitHarness = flag.String("fit-harness", "", "engines whose rows TestFit replays as their harness ran them (perf.Load.AsHarness), comma separated; empty: the ramp replay for every engine, as shipped")
+	fitHarness = flag.String("fit-harness", "", "engines (or the source inferencex) whose rows TestFit replays as their harness ran them (perf.Load.AsHarness), comma separated; empty: the ramp replay for every row, as shipped")
 )
 
 // setHarness replays the rows of the engines named in list (comma
-// separated) as their harness ran them, the others with the ramp replay.
+// separated; "inferencex" names the rows of that source, whose harness drew
+// every request's lengths at random, so its clients cannot stay in phase) as
+// their harness ran them, the others with the ramp replay.
 func setHarness(cases []*Case, list string) {
 	on := map[string]bool{}
 	for _, e := range strings.Split(list, ",") {
 		on[strings.TrimSpace(e)] = true
 	}
 	for _, c := range cases {
-		c.Load.AsHarness = on[c.Engine]
+		c.Load.AsHarness = on[c.Engine] || on[c.Source]
 	}
 }
 

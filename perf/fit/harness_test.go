@@ -48,6 +48,26 @@ func TestHarnessFor(t *testing.T) {
 			t.Errorf("%s: got %v %q %g (%s %s), want %v %q %g", tc.name, ok, h.KVDtype, h.MemFraction, h.Script, h.Commit, tc.ok, tc.kv, tc.frac)
 		}
 	}
+	// --scheduler-recv-interval: dsr1_fp4_b200.sh passes 10 below 16 clients
+	// and 30 from 16; dsr1_fp8_b200.sh 10 at TP 4; dsr1_fp8_h200.sh and the
+	// GLM-5 scripts none.
+	for _, tc := range []struct {
+		name              string
+		r                 Row
+		group, dtype, day string
+		clients, want     int
+	}{
+		{"dsr1 fp4, 8 clients", row("sglang", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 8, 10},
+		{"dsr1 fp4, 16 clients", row("sglang", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 16, 30},
+		{"dsr1 fp8 tp4, 64 clients", row("sglang", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 10},
+		{"dsr1 h200", row("sglang", "h200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 0},
+		{"glm-5 b200", row("sglang", "b200_sxm", 8, 1024, 1024), "glm-5", "fp8", "2026-03-20", 64, 0},
+	} {
+		h, _ := harnessFor(tc.r, tc.group, tc.dtype, tc.day)
+		if got := h.RecvInterval(tc.clients); got != tc.want {
+			t.Errorf("%s: recv interval %d, want %d", tc.name, got, tc.want)
+		}
+	}
 }
 
 // TestDatedTwins: an undated copy of a run takes its dated twin's day; a

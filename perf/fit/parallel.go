@@ -124,6 +124,9 @@ func prepareParallelRow(cat *catalog.Catalog, r Row, lay models.Parallelism, eng
 	c.Load = perf.Load{Concurrency: conc, InputTokens: isl, OutputTokens: osl}
 	c.Limits = limitsFor(r.Engine, g, perRank)
 	c.deployedAs(&m)
+	if n.DP > 1 {
+		c.Limits.RecvInterval = 0 // SGLang's recv skipper refuses attention DP (scheduler_recv_skipper.py asserts it off)
+	}
 	e := rowEngine(cat, engines, r)
 	if e == nil {
 		return "no engine profile", nil
