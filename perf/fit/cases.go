@@ -306,14 +306,17 @@ func rowEngine(cat *catalog.Catalog, engines map[string]*catalog.Engine, r Row) 
 	return e
 }
 
-// deployedAs sets the KV dtype, memory fraction and SGLang
-// scheduler-recv-interval c's run used: the benchmark script's (harness.go)
+// deployedAs sets the KV dtype, memory fraction, SGLang
+// scheduler-recv-interval and prefill token budget c's run used: the benchmark script's (harness.go)
 // where it is known, else rowKVDtype's rule at the engine's default
 // fraction.
 func (c *Case) deployedAs(m *catalog.Model) {
 	if h, ok := harnessFor(c.Row, c.Group, c.Dtype, c.Measured); ok {
 		c.KVDtype, c.MemFraction, c.Harness = h.KVDtype, h.MemFraction, &h
 		c.Limits.RecvInterval = h.RecvInterval(c.Concurrency)
+		if b := h.TokenBudget(c.ISL, c.Concurrency); b > 0 {
+			c.Limits.MaxNumBatchedTokens = b
+		}
 		return
 	}
 	c.KVDtype = rowKVDtype(c.Row, m)

@@ -68,6 +68,30 @@ func TestHarnessFor(t *testing.T) {
 			t.Errorf("%s: recv interval %d, want %d", tc.name, got, tc.want)
 		}
 	}
+	// Prefill token budgets: dsr1_fp8_b200.sh 32768 at TP 8 and 8192 at TP
+	// 4, dsr1_fp8_h200.sh 32768; minimaxm2.5_fp8_b200.sh 2 × ISL from
+	// 2026-04-03 (none before); the TensorRT-LLM scripts' MAX_NUM_TOKENS =
+	// (CONC + ISL + 64 + 63) / 64 × 64 at least 8192: (256 + 8192 + 127) /
+	// 64 × 64 = 133 × 64 = 8512 at 256 clients of 8k, 8192 at 4 of 1k.
+	for _, tc := range []struct {
+		name              string
+		r                 Row
+		group, dtype, day string
+		clients, want     int
+	}{
+		{"sglang dsr1 fp8 tp8", row("sglang", "b200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 32768},
+		{"sglang dsr1 fp8 tp4", row("sglang", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 8192},
+		{"sglang dsr1 h200", row("sglang", "h200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 32768},
+		{"vllm minimax 04-22", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-04-22", 64, 2048},
+		{"vllm minimax 03-11", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-03-11", 64, 0},
+		{"trtllm 8k, 256 clients", row("trtllm", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 256, 8512},
+		{"trtllm 1k, 4 clients", row("trtllm", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 4, 8192},
+	} {
+		h, _ := harnessFor(tc.r, tc.group, tc.dtype, tc.day)
+		if got := h.TokenBudget(tc.r.ISL, tc.clients); got != tc.want {
+			t.Errorf("%s: token budget %d, want %d", tc.name, got, tc.want)
+		}
+	}
 }
 
 // TestDatedTwins: an undated copy of a run takes its dated twin's day; a
