@@ -48,48 +48,34 @@ func TestHarnessFor(t *testing.T) {
 			t.Errorf("%s: got %v %q %g (%s %s), want %v %q %g", tc.name, ok, h.KVDtype, h.MemFraction, h.Script, h.Commit, tc.ok, tc.kv, tc.frac)
 		}
 	}
-	// --scheduler-recv-interval: dsr1_fp4_b200.sh passes 10 below 16 clients
-	// and 30 from 16; dsr1_fp8_b200.sh 10 at TP 4; dsr1_fp8_h200.sh and the
-	// GLM-5 scripts none.
-	for _, tc := range []struct {
-		name              string
-		r                 Row
-		group, dtype, day string
-		clients, want     int
-	}{
-		{"dsr1 fp4, 8 clients", row("sglang", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 8, 10},
-		{"dsr1 fp4, 16 clients", row("sglang", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 16, 30},
-		{"dsr1 fp8 tp4, 64 clients", row("sglang", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 10},
-		{"dsr1 h200", row("sglang", "h200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 0},
-		{"glm-5 b200", row("sglang", "b200_sxm", 8, 1024, 1024), "glm-5", "fp8", "2026-03-20", 64, 0},
-	} {
-		h, _ := harnessFor(tc.r, tc.group, tc.dtype, tc.day)
-		if got := h.RecvInterval(tc.clients); got != tc.want {
-			t.Errorf("%s: recv interval %d, want %d", tc.name, got, tc.want)
-		}
-	}
-	// Prefill token budgets: dsr1_fp8_b200.sh 32768 at TP 8 and 8192 at TP
-	// 4, dsr1_fp8_h200.sh 32768; minimaxm2.5_fp8_b200.sh 2 × ISL from
-	// 2026-04-03 (none before); the TensorRT-LLM scripts' MAX_NUM_TOKENS =
+	// Per-run settings: --scheduler-recv-interval (dsr1_fp4_b200.sh 10
+	// below 16 clients and 30 from 16; dsr1_fp8_b200.sh 10 at TP 4;
+	// dsr1_fp8_h200.sh and the GLM-5 scripts none) and the prefill token
+	// budget (dsr1_fp8_b200.sh 32768 at TP 8 and 8192 at TP 4,
+	// dsr1_fp8_h200.sh 32768; minimaxm2.5_fp8_b200.sh 2 × ISL from
+	// 2026-04-03, none before; the TensorRT-LLM scripts' MAX_NUM_TOKENS =
 	// (CONC + ISL + 64 + 63) / 64 × 64 at least 8192: (256 + 8192 + 127) /
-	// 64 × 64 = 133 × 64 = 8512 at 256 clients of 8k, 8192 at 4 of 1k.
+	// 64 × 64 = 133 × 64 = 8512 at 256 clients of 8k, 8192 at 4 of 1k).
 	for _, tc := range []struct {
-		name              string
-		r                 Row
-		group, dtype, day string
-		clients, want     int
+		name                  string
+		r                     Row
+		group, dtype, day     string
+		clients, recv, budget int
 	}{
-		{"sglang dsr1 fp8 tp8", row("sglang", "b200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 32768},
-		{"sglang dsr1 fp8 tp4", row("sglang", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 8192},
-		{"sglang dsr1 h200", row("sglang", "h200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 32768},
-		{"vllm minimax 04-22", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-04-22", 64, 2048},
-		{"vllm minimax 03-11", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-03-11", 64, 0},
-		{"trtllm 8k, 256 clients", row("trtllm", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 256, 8512},
-		{"trtllm 1k, 4 clients", row("trtllm", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 4, 8192},
+		{"dsr1 fp4, 8 clients", row("sglang", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 8, 10, 16384},
+		{"dsr1 fp4, 16 clients", row("sglang", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 16, 30, 16384},
+		{"dsr1 fp8 tp8", row("sglang", "b200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 30, 32768},
+		{"dsr1 fp8 tp4", row("sglang", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 10, 8192},
+		{"dsr1 h200", row("sglang", "h200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "2026-03-25", 64, 0, 32768},
+		{"glm-5 b200", row("sglang", "b200_sxm", 8, 1024, 1024), "glm-5", "fp8", "2026-03-20", 64, 0, 32768},
+		{"vllm minimax 04-22", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-04-22", 64, 0, 2048},
+		{"vllm minimax 03-11", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "2026-03-11", 64, 0, 0},
+		{"trtllm 8k, 256 clients", row("trtllm", "b200_sxm", 4, 8192, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 256, 0, 8512},
+		{"trtllm 1k, 4 clients", row("trtllm", "b200_sxm", 4, 1024, 1024), "deepseek-v3", "nvfp4", "2026-03-25", 4, 0, 8192},
 	} {
 		h, _ := harnessFor(tc.r, tc.group, tc.dtype, tc.day)
-		if got := h.TokenBudget(tc.r.ISL, tc.clients); got != tc.want {
-			t.Errorf("%s: token budget %d, want %d", tc.name, got, tc.want)
+		if recv, budget := h.RecvInterval(tc.clients), h.TokenBudget(tc.r.ISL, tc.clients); recv != tc.recv || budget != tc.budget {
+			t.Errorf("%s: recv interval %d, token budget %d; want %d, %d", tc.name, recv, budget, tc.recv, tc.budget)
 		}
 	}
 }
