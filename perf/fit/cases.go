@@ -20,9 +20,8 @@ type Case struct {
 	GPU         *catalog.GPU
 	Dtype       string
 	KVDtype     string
-	MemFraction float64         // the engine's memory fraction the run used; 0 = the engine's default
-	Harness     *HarnessSetting // the benchmark script's settings, when one is known (harness.go)
-	Load        perf.Load       // per replica
+	MemFraction float64   // the engine's memory fraction the run used; 0 = the engine's default
+	Load        perf.Load // per replica
 	Limits      perf.Limits
 	Replicas    int
 	Group       string // the model the case belongs to for hold-out (catalog name)
@@ -61,21 +60,24 @@ func contradicted(rows []Row) map[runKey]bool {
 		engine, config string
 		isl, osl       int
 	}
-	by := map[sweep][]Row{}
+	type point struct {
+		workflow string
+		clients  int
+		ttft     float64
+	}
+	by := map[sweep][]point{}
 	for _, r := range rows {
 		if cfg, wf, ok := strings.Cut(r.Run, "/"); ok && wf != "" {
 			k := sweep{r.Engine, cfg, r.ISL, r.OSL}
-			by[k] = append(by[k], r)
+			by[k] = append(by[k], point{wf, r.Concurrency, r.TTFTMS})
 		}
 	}
 	bad := map[string]bool{} // workflow run ids
-	for _, rs := range by {
-		for _, a := range rs {
-			for _, b := range rs {
-				_, wa, _ := strings.Cut(a.Run, "/")
-				_, wb, _ := strings.Cut(b.Run, "/")
-				if wa != wb && b.Concurrency >= a.Concurrency && b.TTFTMS > 0 && a.TTFTMS >= 2*b.TTFTMS {
-					bad[wa] = true
+	for _, ps := range by {
+		for _, a := range ps {
+			for _, b := range ps {
+				if a.workflow != b.workflow && b.clients >= a.clients && b.ttft > 0 && a.ttft >= 2*b.ttft {
+					bad[a.workflow] = true
 				}
 			}
 		}
@@ -307,12 +309,12 @@ func rowEngine(cat *catalog.Catalog, engines map[string]*catalog.Engine, r Row) 
 }
 
 // deployedAs sets the KV dtype, memory fraction, SGLang
-// scheduler-recv-interval and prefill token budget c's run used: the benchmark script's (harness.go)
-// where it is known, else rowKVDtype's rule at the engine's default
-// fraction.
+// scheduler-recv-interval and prefill token budget c's run used: the
+// benchmark script's (harness.go) where it is known, else rowKVDtype's rule
+// at the engine's defaults.
 func (c *Case) deployedAs(m *catalog.Model) {
 	if h, ok := harnessFor(c.Row, c.Group, c.Dtype, c.Measured); ok {
-		c.KVDtype, c.MemFraction, c.Harness = h.KVDtype, h.MemFraction, &h
+		c.KVDtype, c.MemFraction = h.KVDtype, h.MemFraction
 		c.Limits.RecvInterval = h.RecvInterval(c.Concurrency)
 		if b := h.TokenBudget(c.ISL, c.Concurrency); b > 0 {
 			c.Limits.MaxNumBatchedTokens = b
