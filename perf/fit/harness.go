@@ -44,6 +44,13 @@ func (h HarnessSetting) TokenBudget(isl, clients int) int {
 	return h.Budget
 }
 
+// sameLaunch reports whether h and o launch the engine alike (every
+// setting but the script and version they were read from).
+func (h HarnessSetting) sameLaunch(o HarnessSetting) bool {
+	h.Script, h.Commit, o.Script, o.Commit = "", "", "", ""
+	return h == o
+}
+
 // RecvInterval is the scheduler-recv-interval a run of the given clients
 // used.
 func (h HarnessSetting) RecvInterval(clients int) int {
@@ -154,7 +161,7 @@ var inferenceX = []harnessEntry{
 // say). Of the entries that match the row, the one in effect that day wins
 // (the latest from on or before it; a narrower one over a broader one from
 // the same day). An undated row gets a setting only when every matching
-// entry agrees on it. ok is false for a row no script covers.
+// entry launches the engine alike. ok is false for a row no script covers.
 func harnessFor(r Row, group, dtype, day string) (HarnessSetting, bool) {
 	if r.Source != SourceInferenceX {
 		return HarnessSetting{}, false
@@ -174,7 +181,7 @@ func harnessFor(r Row, group, dtype, day string) (HarnessSetting, bool) {
 	}
 	if day == "" {
 		for _, e := range match[1:] {
-			if e.KVDtype != match[0].KVDtype || e.MemFraction != match[0].MemFraction {
+			if !e.sameLaunch(match[0].HarnessSetting) {
 				return HarnessSetting{}, false
 			}
 		}

@@ -38,6 +38,8 @@ func TestHarnessFor(t *testing.T) {
 		// an undated row: the script's settings never changed, or they did
 		{"undated, constant", row("sglang", "h200_sxm", 8, 1024, 1024), "deepseek-v3", "fp8", "", true, "bf16", 0.82},
 		{"undated, changed", row("vllm", "b200_sxm", 4, 1024, 1024), "minimax-m2.5", "fp8", "", false, "", 0},
+		// kimik2.5_fp4_b200.sh kept fp8 KV at 0.90 but took a 2 × ISL budget on 2026-04-20
+		{"undated, only the budget changed", row("vllm", "b200_sxm", 4, 1024, 1024), "kimi-k2", "nvfp4", "", false, "", 0},
 		// no script for the GPU, the model, or the source
 		{"no script for the GPU", row("vllm", "h100_sxm", 4, 1024, 1024), "kimi-k2", "int4", "2026-03-02", false, "", 0},
 		{"gap analysis", Row{Engine: "sglang", System: "b200_sxm", TP: 8, Source: SourceGapAnalysis}, "deepseek-v3", "nvfp4", "2026-03-02", false, "", 0},
