@@ -44,7 +44,7 @@ func (p *Problem) terms(x []float64) ([]catalog.Efficiency, []float64) {
 	terms := make([]float64, len(p.Cases))
 	forEach(len(p.Cases), func(i int) {
 		c := p.Cases[i]
-		effs[i] = p.Space.Efficiency(x, c.g, c.e, c.d)
+		effs[i] = p.Space.caseEfficiency(x, c)
 		terms[i] = p.term(c, &effs[i])
 	})
 	return effs, terms
@@ -104,7 +104,7 @@ func (p *Problem) Gradient(g, x []float64) {
 		xk[k] += gradStep
 		tk := make([]float64, n)
 		for i, c := range p.Cases {
-			eff := p.Space.Efficiency(xk, c.g, c.e, c.d)
+			eff := p.Space.caseEfficiency(xk, c)
 			if eff == effs[i] {
 				tk[i] = terms[i]
 				continue
@@ -185,7 +185,7 @@ func Predict(cases []*Case, effFor func(*Case) (catalog.Efficiency, error)) []Pr
 
 // FromSpace returns effFor over the space at x.
 func FromSpace(sp Space, x []float64) func(*Case) (catalog.Efficiency, error) {
-	return func(c *Case) (catalog.Efficiency, error) { return sp.Efficiency(x, c.g, c.e, c.d), nil }
+	return func(c *Case) (catalog.Efficiency, error) { return sp.caseEfficiency(x, c), nil }
 }
 
 // FromCatalog returns effFor looking the efficiencies up in cat, as

@@ -1,6 +1,10 @@
 package fit
 
-import "testing"
+import (
+	"math"
+	"strings"
+	"testing"
+)
 
 // TestHarnessFor checks the script settings a row resolves to against the
 // InferenceX scripts as read by hand (the commit each came from is in
@@ -123,5 +127,39 @@ func TestContradicted(t *testing.T) {
 	}
 	if n := len(contradicted([]Row{r("1/1", 4, 1900), r("1/2", 32, 1000)})); n != 0 {
 		t.Errorf("1.9× slower: %d runs left out", n)
+	}
+}
+
+// TestHarnessRequest checks that the harness_request mechanism gives the
+// InferenceX rows their own request cost per engine and leaves the
+// gap-analysis rows (and the catalog's entries) the engine's.
+func TestHarnessRequest(t *testing.T) {
+	if _, err := ParseMechanisms("harness_request,bogus"); err == nil || !strings.Contains(err.Error(), "harness_request") {
+		t.Fatalf("an unknown mechanism: got %v, want an error naming the known ones", err)
+	}
+	m, err := ParseMechanisms("harness_request")
+	if err != nil || !m.HarnessRequest {
+		t.Fatalf("ParseMechanisms(harness_request) = %+v, %v", m, err)
+	}
+	sp := Space{Engines: []string{"sglang", "vllm"}, GPUs: []string{"h200"}, Dtypes: []string{"bf16"}}
+	x := sp.Initial()
+	x[sp.engine(1, eRequest)] = param("request_ms", 20)
+	x[sp.engine(1, eHarnessRequest)] = param("request_ms", 40)
+	x[sp.engine(1, eHarnessRequestTok)] = param("request_us_per_token", 4)
+	ix := &Case{Row: Row{Source: SourceInferenceX}, e: 1}
+	gap := &Case{Row: Row{Source: SourceGapAnalysis}, e: 1}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9*b }
+	if e := sp.caseEfficiency(x, ix); !near(e.RequestMS, 20) {
+		t.Errorf("mechanism off: InferenceX row's request_ms %.6g, want the engine's 20", e.RequestMS)
+	}
+	sp.Mechanisms = m
+	if e := sp.caseEfficiency(x, ix); !near(e.RequestMS, 40) || !near(e.RequestUSTok, 4) {
+		t.Errorf("InferenceX row: request %.6g ms + %.6g µs/token, want the harness's 40 + 4", e.RequestMS, e.RequestUSTok)
+	}
+	if e := sp.caseEfficiency(x, gap); !near(e.RequestMS, 20) || !near(e.RequestUSTok, 2) {
+		t.Errorf("gap-analysis row: request %.6g ms + %.6g µs/token, want the engine's 20 + 2", e.RequestMS, e.RequestUSTok)
+	}
+	if e := sp.Efficiency(x, -1, 1, 0); !near(e.RequestMS, 20) {
+		t.Errorf("the catalog's entry: request_ms %.6g, want the engine's 20", e.RequestMS)
 	}
 }
