@@ -184,6 +184,16 @@ func Prepare(cat *catalog.Catalog, rows []Row) (Space, []*Case, Exclusion) {
 	}
 	sort.Strings(sp.Engines)
 	sort.Strings(sp.GPUs)
+	for _, name := range sp.GPUs {
+		for _, c := range cases {
+			if c.GPU.Name == name {
+				sp.Links = append(sp.Links, c.GPU.Interconnect)
+				addTo(&sp.LinkClasses, c.GPU.Interconnect)
+				break
+			}
+		}
+	}
+	sort.Strings(sp.LinkClasses)
 	sort.Strings(sp.Dtypes)
 	sp.Dtypes = append([]string{"bf16"}, sp.Dtypes...)
 	count := map[string]int{}

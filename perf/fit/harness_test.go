@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/kvplan/kvplan/catalog"
 )
 
 // TestHarnessFor checks the script settings a row resolves to against the
@@ -161,5 +163,35 @@ func TestHarnessRequest(t *testing.T) {
 	}
 	if e := sp.Efficiency(x, -1, 1, 0); !near(e.RequestMS, 20) {
 		t.Errorf("the catalog's entry: request_ms %.6g, want the engine's 20", e.RequestMS)
+	}
+}
+
+// TestLinkClass checks that link_class moves the all-reduce latency and
+// the interconnect share of the GPUs of one interconnect class only, and
+// leaves the catalog's GPU-independent entries the shared values.
+func TestLinkClass(t *testing.T) {
+	sp := Space{Engines: []string{"vllm"}, GPUs: []string{"b200", "h200"}, Dtypes: []string{"bf16"},
+		Links: []string{"nvlink5", "nvlink4"}, LinkClasses: []string{"nvlink4", "nvlink5"}}
+	x := sp.Initial()
+	if len(x) != sp.Len() || sp.linkIC(1) != sp.Len()-1 {
+		t.Fatalf("layout: %d parameters, nvlink5's interconnect offset at %d", sp.Len(), sp.linkIC(1))
+	}
+	x[pAllReduce], x[pInterconnect] = param("allreduce_us", 20), param("interconnect", 0.5)
+	x[sp.linkAR(1)] = param("allreduce_us", 10) - param("allreduce_us", 20)
+	x[sp.linkIC(1)] = param("interconnect", 0.8) - param("interconnect", 0.5)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9*b }
+	check := func(what string, e catalog.Efficiency, ar, ic float64) {
+		t.Helper()
+		if !near(e.AllReduceUS, ar) || !near(e.Interconnect, ic) {
+			t.Errorf("%s: all-reduce %.6g µs at %.6g of the interconnect, want %g at %g", what, e.AllReduceUS, e.Interconnect, ar, ic)
+		}
+	}
+	check("mechanism off, b200", sp.Efficiency(x, 0, 0, 0), 20, 0.5)
+	sp.LinkClass = true
+	check("b200 (nvlink5)", sp.Efficiency(x, 0, 0, 0), 10, 0.8)
+	check("h200 (nvlink4)", sp.Efficiency(x, 1, 0, 0), 20, 0.5)
+	check("the catalog's any-GPU entry", sp.Efficiency(x, -1, 0, 0), 20, 0.5)
+	if m, err := ParseMechanisms("link_class"); err != nil || !m.LinkClass {
+		t.Errorf("ParseMechanisms(link_class) = %+v, %v", m, err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 //	allreduce_us, interconnect                 one each
 //	moe_memory(e), custom_allreduce_us          when Mechanisms turn them on
 //	harness_request_ms(e), harness_request_us_per_token(e)   likewise
+//	allreduce_us, interconnect + a per-link-class offset      with LinkClass
 //
 // where B maps a real number into the physical range of its quantity
 // (Bounds) through the logistic function, on a log scale for times: a fit
@@ -28,7 +29,11 @@ import (
 // ge, gg, gd, me, mg are shrunk towards 0 (ridge).
 type Space struct {
 	Engines, GPUs, Dtypes []string // Dtypes: bf16 first (its offset is fixed at 0)
-	Mechanisms                     // round 2's mechanisms, off in the shipped fit
+	// Links is the interconnect class of each GPU of GPUs (catalog
+	// interconnect: nvlink4, nvlink5, ...) and LinkClasses the distinct
+	// ones, sorted; only LinkClass reads them.
+	Links, LinkClasses []string
+	Mechanisms         // round 2's mechanisms, off in the shipped fit
 }
 
 // Mechanisms are issue 22's mechanisms the fit may use beyond the shipped
@@ -45,10 +50,16 @@ type Mechanisms struct {
 	// property of the harness as much as of the engine. The catalog keeps
 	// the gap-analysis rows' figure.
 	HarnessRequest bool
+	// LinkClass: the all-reduce latency and the share of the interconnect
+	// it reaches differ by interconnect class (NVLink 4 on Hopper, NVLink 5
+	// on Blackwell: other switches, other NCCL and custom all-reduce
+	// kernels), as offsets from the shared values, shrunk towards 0.
+	LinkClass bool
 }
 
 // ParseMechanisms reads a comma-separated list of moe_memory,
-// custom_allreduce, eager_overlap and harness_request ("" for none).
+// custom_allreduce, eager_overlap, harness_request and link_class ("" for
+// none).
 func ParseMechanisms(list string) (Mechanisms, error) {
 	var m Mechanisms
 	for _, f := range strings.Split(list, ",") {
@@ -62,8 +73,10 @@ func ParseMechanisms(list string) (Mechanisms, error) {
 			m.EagerOverlap = true
 		case "harness_request":
 			m.HarnessRequest = true
+		case "link_class":
+			m.LinkClass = true
 		default:
-			return m, fmt.Errorf("unknown mechanism %q: moe_memory, custom_allreduce, eager_overlap or harness_request", f)
+			return m, fmt.Errorf("unknown mechanism %q: moe_memory, custom_allreduce, eager_overlap, harness_request or link_class", f)
 		}
 	}
 	return m, nil
@@ -135,12 +148,28 @@ func bounded(name string, v float64) float64 { return Bounds[name].value(v) }
 func param(name string, v float64) float64   { return Bounds[name].param(v) }
 
 // Len is the number of parameters.
-func (s Space) Len() int { return nGlobal + nEngine*len(s.Engines) + 2*len(s.GPUs) + len(s.Dtypes) - 1 }
+func (s Space) Len() int {
+	return nGlobal + nEngine*len(s.Engines) + 2*len(s.GPUs) + len(s.Dtypes) - 1 + 2*len(s.LinkClasses)
+}
 
 func (s Space) engine(e, k int) int { return nGlobal + e*nEngine + k }
 func (s Space) gpuGemm(g int) int   { return nGlobal + nEngine*len(s.Engines) + g }
 func (s Space) gpuMem(g int) int    { return nGlobal + nEngine*len(s.Engines) + len(s.GPUs) + g }
 func (s Space) dtype(d int) int     { return nGlobal + nEngine*len(s.Engines) + 2*len(s.GPUs) + d - 1 }
+
+// linkAR and linkIC are the all-reduce latency's and the interconnect
+// share's offsets of link class l.
+func (s Space) linkAR(l int) int { return s.dtype(len(s.Dtypes)) + 2*l }
+func (s Space) linkIC(l int) int { return s.linkAR(l) + 1 }
+
+// linkOf is the index in LinkClasses of GPU g's interconnect class, or −1
+// (no GPU, or LinkClass off).
+func (s Space) linkOf(g int) int {
+	if !s.LinkClass || g < 0 || g >= len(s.Links) {
+		return -1
+	}
+	return Index(s.LinkClasses, s.Links[g])
+}
 
 // Offsets lists the indices the ridge penalty applies to.
 func (s Space) Offsets() []int {
@@ -153,6 +182,9 @@ func (s Space) Offsets() []int {
 	}
 	for d := 1; d < len(s.Dtypes); d++ {
 		ix = append(ix, s.dtype(d))
+	}
+	for l := range s.LinkClasses {
+		ix = append(ix, s.linkAR(l), s.linkIC(l))
 	}
 	return ix
 }
@@ -210,10 +242,15 @@ func (s Space) Efficiency(x []float64, g, e, d int) catalog.Efficiency {
 	if d > 0 {
 		gemm += x[s.dtype(d)]
 	}
+	ar, ic := x[pAllReduce], x[pInterconnect]
+	if l := s.linkOf(g); l >= 0 {
+		ar += x[s.linkAR(l)]
+		ic += x[s.linkIC(l)]
+	}
 	eff := catalog.Efficiency{
 		GEMM: bounded("gemm", gemm), Memory: bounded("memory", mem),
 		Attention: bounded("attention", engine(eAttention)), MoE: bounded("moe", engine(eMoE)),
-		Interconnect: bounded("interconnect", x[pInterconnect]), AllReduceUS: bounded("allreduce_us", x[pAllReduce]),
+		Interconnect: bounded("interconnect", ic), AllReduceUS: bounded("allreduce_us", ar),
 		StepMS: bounded("step_ms", engine(eStep)), LayerUS: bounded("layer_us", engine(eLayer)),
 		EagerLayerUS: bounded("eager_layer_us", engine(eEager)),
 		RequestMS:    bounded("request_ms", engine(eRequest)), RequestUSTok: bounded("request_us_per_token", engine(eRequestTok)),
