@@ -236,6 +236,15 @@ func New(spec Spec) (*Model, error) {
 	return out, nil
 }
 
+// MatmulFloorMS is the least time one rank's matmuls of a token take (the
+// dense and the routed experts' active weights, lm head left out) at the
+// tensor peak of the weight dtype's path, with no efficiency: a floor that
+// no kernel beats. perf/fit's TestMeasuredWithinPeak checks the measured
+// runs against it.
+func (m *Model) MatmulFloorMS() float64 {
+	return (m.denseFLOPTok + m.expertFLOPTok) / (m.peakTFLOPS * 1e9)
+}
+
 // CustomAllReduceBytes is the largest all-reduce the engines' custom
 // all-reduce kernels take on NVLink (vLLM's CustomAllreduce max_size,
 // 8 MiB, which SGLang reuses); larger ones go to NCCL.
