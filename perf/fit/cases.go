@@ -270,12 +270,17 @@ func prepareRow(cat *catalog.Catalog, r Row, engines map[string]*catalog.Engine)
 
 // Predict runs the engine model of c with efficiencies eff.
 func (c *Case) Predict(eff *catalog.Efficiency) (perf.Result, error) {
-	m, err := perf.New(perf.Spec{Model: c.Model, GPU: c.GPU, Engine: c.Engine, TP: c.TP,
-		WeightDtype: c.Dtype, KVDtype: c.KVDtype, Efficiency: eff})
+	m, err := c.engineModel(eff)
 	if err != nil {
 		return perf.Result{}, err
 	}
 	return m.Steady(c.Load, c.Limits)
+}
+
+// engineModel is c's deployment in the engine model, with efficiencies eff.
+func (c *Case) engineModel(eff *catalog.Efficiency) (*perf.Model, error) {
+	return perf.New(perf.Spec{Model: c.Model, GPU: c.GPU, Engine: c.Engine, TP: c.TP,
+		WeightDtype: c.Dtype, KVDtype: c.KVDtype, Efficiency: eff})
 }
 
 // rowModelGPU is the catalog's model (its name as the fit groups it) and GPU of a measured row, or why the

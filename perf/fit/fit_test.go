@@ -113,6 +113,13 @@ func TestFit(t *testing.T) {
 		t.Logf("full fit: %v", err)
 	}
 	t.Logf("full fit (harness replay for %q): loss %.4f, %v", *fitHarness, loss, time.Since(start))
+	if sp.HarnessRequest {
+		for e, name := range sp.Engines {
+			t.Logf("%s on InferenceX's harness: request %.3f ms + %.4f µs a prompt token (the catalog's: %.3f ms + %.4f µs)", name,
+				bounded("request_ms", x[sp.engine(e, eHarnessRequest)]), bounded("request_us_per_token", x[sp.engine(e, eHarnessRequestTok)]),
+				bounded("request_ms", x[sp.engine(e, eRequest)]), bounded("request_us_per_token", x[sp.engine(e, eRequestTok)]))
+		}
+	}
 	var ib bytes.Buffer
 	Format(&ib, "In sample, the new fit", Summarize(Predict(cases, FromSpace(sp, x)), ByKind))
 	t.Log(ib.String())

@@ -4,8 +4,6 @@ import (
 	"math"
 	"sort"
 	"testing"
-
-	"github.com/kvplan/kvplan/perf"
 )
 
 // TestMeasuredWithinPeak checks that no fitted row measured more matmul
@@ -24,7 +22,7 @@ func TestMeasuredWithinPeak(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := perf.New(perf.Spec{Model: c.Model, GPU: c.GPU, Engine: c.Engine, TP: c.TP, WeightDtype: c.Dtype, KVDtype: c.KVDtype, Efficiency: &eff})
+		m, err := c.engineModel(&eff)
 		if err != nil {
 			t.Fatal(err)
 		}
