@@ -10,8 +10,8 @@ import "github.com/kvplan/kvplan/perf"
 // every rank does its share at once). Above 1 the row measured more than
 // the GPU can compute; near 1 only a model whose matmuls run at the peak,
 // with nothing else in the step, can predict it.
-func MatmulShare(c *Case, eff *perf.Model) float64 {
+func MatmulShare(c *Case, m *perf.Model) float64 {
 	latencyMS := c.TTFTMS + float64(c.Load.OutputTokens-1)*c.TPOTMS
 	perMS := float64(c.Load.Concurrency) / latencyMS
-	return perMS * float64(c.Load.InputTokens+c.Load.OutputTokens) * eff.MatmulFloorMS()
+	return perMS * float64(c.Load.InputTokens+c.Load.OutputTokens) * m.MatmulFloorMS()
 }
