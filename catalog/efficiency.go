@@ -52,6 +52,13 @@ type Efficiency struct {
 	// launches (eager_layer_us a layer) overlap the GPU's work, so the
 	// iteration takes the smooth maximum of the two rather than their sum.
 	EagerOverlap bool `toml:"eager_overlap" json:"eager_overlap,omitempty"`
+	// ActivationTraffic: every iteration also streams its tokens'
+	// activations through memory-bound kernels (the two residual-add +
+	// RMSNorms a layer on the full hidden, which every tensor-parallel rank
+	// runs whole; the gated MLP's activation; the MoE combine), at the
+	// memory efficiency (perf.ActivationBytesPerToken). Off in the shipped
+	// entries (docs/engine-model.md, round 2).
+	ActivationTraffic bool `toml:"activation_traffic" json:"activation_traffic,omitempty"`
 
 	Rows   int    `toml:"rows" json:"rows"` // measured rows the values were fitted on (0 = not fitted: a prior)
 	Source string `toml:"source" json:"source"`

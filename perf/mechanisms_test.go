@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
 )
 
 // Round 2's mechanisms (issue 22), each worked out by hand on the unit GPU.
@@ -97,5 +98,61 @@ func TestMoEMemoryApartFromCompute(t *testing.T) {
 	p, p0 := m.Step([]int{100000}, nil, nil), ref.Step([]int{100000}, nil, nil)
 	if !near(p.ExpertsMS, 2*p0.ExpertsMS, 1e-3) {
 		t.Errorf("prefill experts %.6f ms, want 2 × %.6f (compute at 0.5)", p.ExpertsMS, p0.ExpertsMS)
+	}
+}
+
+// TestActivationTraffic: the activation kernels' bytes, counted by hand.
+//
+// Llama-3.1-8B (hidden 4,096, 32 layers, intermediate 14,336): two
+// residual-add + RMSNorms a layer move 8 × 4,096 = 32,768 elements, the
+// SiLU-and-mul 3 × 14,336 = 43,008, so (32,768 + 43,008) × 32 × 2 B =
+// 4,849,664 B a token at tp 1. At tp 2 the intermediate halves and the norms
+// do not: (32,768 + 21,504) × 32 × 2 B = 3,473,408 B. (The code derives the
+// intermediate from the parameter count, whose 266,240 norm weights add 130 B
+// to tp 1's figure.) A 1,000-token prefill at 1 TB/s: 4.849664 ms.
+//
+// A small MoE (tied embeddings of 1,000 × 1,000; 10 layers of attention
+// 2 × 1,000 × (8 + 2) × 100 = 2 M, a shared MLP of 3 × 1,000 × 500 = 1.5 M
+// and 10 experts of 3 × 1,000 × 200 = 0.6 M, 2 a token): norms 8 × 1,000 ×
+// 10 = 80,000 elements, shared MLP 15 M / 1,000 = 15,000, routed 2 × 0.6 M
+// × 10 / 1,000 = 12,000, combine 2 × 2 × 1,000 × 10 = 40,000: 147,000
+// elements, 294,000 B; at tp 2, 80,000 + 7,500 + 6,000 + 40,000 = 133,500
+// elements, 267,000 B.
+func TestActivationTraffic(t *testing.T) {
+	moe := &catalog.Model{Name: "moe", ParamsTotal: 96_000_000, ParamsActive: 48_000_000, TiedEmbeddings: true,
+		WeightDtype: "bf16", VocabSize: 1000, HiddenSize: 1000, AttentionHeads: 8, KVHeads: 2, HeadDim: 100, Layers: 10,
+		KVDtype: "bf16", MoE: &catalog.MoE{Experts: 10, ExpertsPerToken: 2}, Source: "test"}
+	for _, c := range []struct {
+		name string
+		m    *catalog.Model
+		tp   int
+		want float64
+	}{
+		{"llama-3.1-8b tp 1", llama8b(), 1, 4_849_664},
+		{"llama-3.1-8b tp 2", llama8b(), 2, 3_473_408},
+		{"moe tp 1", moe, 1, 294_000},
+		{"moe tp 2", moe, 2, 267_000},
+	} {
+		if got := ActivationBytesPerToken(c.m, c.tp); !near(got, c.want, 1e-4) {
+			t.Errorf("%s: %.0f B a token, want %.0f", c.name, got, c.want)
+		}
+	}
+	on := *ideal()
+	on.ActivationTraffic = true
+	m0 := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: ideal()})
+	m1 := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: &on})
+	a, b := m0.Step([]int{1000}, nil, nil), m1.Step([]int{1000}, nil, nil)
+	if a.ActivationMS != 0 {
+		t.Errorf("off: activation %.6f ms, want 0", a.ActivationMS)
+	}
+	if !near(b.ActivationMS, 4.849664, 1e-4) || !near(b.TotalMS-a.TotalMS, b.ActivationMS, 1e-9) {
+		t.Errorf("on: activation %.6f ms (step %.6f against %.6f), want 4.849664 ms added", b.ActivationMS, b.TotalMS, a.TotalMS)
+	}
+	// Through the parallel path (dp 2 of tp 1: each rank runs half the
+	// prefill chunks, so one chunk of two), the same bytes a rank's token.
+	p := newModel(t, Spec{Model: llama8b(), GPU: unitGPU(), Engine: "vllm", TP: 1, Efficiency: &on,
+		Parallel: models.Parallelism{TP: 1, DP: 2}})
+	if got := p.Step([]int{1000, 1000}, nil, nil).ActivationMS; !near(got, 4.849664, 1e-4) {
+		t.Errorf("dp 2: activation %.6f ms, want 4.849664 (one 1,000-token chunk a rank)", got)
 	}
 }

@@ -95,14 +95,15 @@ type Model struct {
 	groups     []attnGroup
 	stateBytes float64 // linear-attention state of one sequence, per rank
 
-	arCount    float64 // all-reduces per iteration (2 per layer with tp > 1)
-	arLatMS    float64
-	arSmallMS  float64 // latency of an all-reduce of at most arSmallTok tokens (custom all-reduce); 0: arLatMS
-	arSmallTok float64
-	arBytesTok float64 // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
-	icBms      float64 // interconnect bytes per ms reached
-	seqMS      float64 // host cost per sequence of an iteration (Efficiency.SeqUS)
-	eagerOver  bool    // eager launches overlap GPU time (Efficiency.EagerOverlap)
+	arCount     float64 // all-reduces per iteration (2 per layer with tp > 1)
+	arLatMS     float64
+	arSmallMS   float64 // latency of an all-reduce of at most arSmallTok tokens (custom all-reduce); 0: arLatMS
+	arSmallTok  float64
+	arBytesTok  float64 // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
+	icBms       float64 // interconnect bytes per ms reached
+	seqMS       float64 // host cost per sequence of an iteration (Efficiency.SeqUS)
+	eagerOver   bool    // eager launches overlap GPU time (Efficiency.EagerOverlap)
+	actBytesTok float64 // activation bytes a token streams through every layer on one rank (Efficiency.ActivationTraffic); 0: off
 }
 
 // attnGroup is the attention arithmetic of one layer group, per rank.
@@ -216,6 +217,9 @@ func New(spec Spec) (*Model, error) {
 	out.lmBytes = V * H * 2 / tp
 
 	out.groups, out.stateBytes = attentionGroups(m, kv, spec.TP)
+	if eff.ActivationTraffic {
+		out.actBytesTok = ActivationBytesPerToken(m, spec.TP)
+	}
 	out.seqMS = eff.SeqUS / 1000
 	if spec.TP > 1 {
 		out.arCount = 2 * L
@@ -243,6 +247,50 @@ func New(spec Spec) (*Model, error) {
 // runs against it.
 func (m *Model) MatmulFloorMS() float64 {
 	return (m.denseFLOPTok + m.expertFLOPTok) / (m.peakTFLOPS * 1e9)
+}
+
+// ActivationBytesPerToken is the memory traffic of one token's activations
+// through every layer on one tensor-parallel rank of tp, in bytes (bf16
+// activations, 2 B an element), counted kernel by kernel:
+//
+//   - two residual-add + RMSNorms a layer, each reading the hidden state and
+//     the residual and writing both: 8 × hidden elements, on the full hidden
+//     (after an all-reduce every rank holds it whole), so not divided by tp;
+//   - the gated MLP's activation (SiLU or GELU of the gate times the up
+//     projection), reading 2 × intermediate and writing 1 × intermediate,
+//     intermediate split by tp: 3 × intermediate = the MLP's parameters /
+//     hidden. Dense MLPs (shared experts included) are the dense matmul
+//     parameters less attention's (2 × hidden × (q heads + KV heads) ×
+//     head_dim a layer); for MLA and linear-attention models, whose
+//     attention parameters the catalog does not give, only the routed
+//     experts are counted;
+//   - the routed experts' activations (their active parameters / hidden)
+//     and the MoE combine: each of the k expert outputs written and read
+//     back to sum them, 2 × k × hidden elements a layer, on every rank.
+//
+// Matmul inputs and outputs are left to the GEMM terms; the attention
+// kernels' reads to the attention and KV terms. Every MoE model is taken to
+// route in every layer (DeepSeek-V3's 3 dense layers of 61 are counted as
+// MoE): an estimate.
+func ActivationBytesPerToken(m *catalog.Model, tp int) float64 {
+	H, L, t := float64(m.HiddenSize), float64(m.Layers), float64(tp)
+	elems := 8 * H * L
+	_, routedActive := models.RoutedExpertParams(m)
+	dense := float64(models.MatmulParams(m)) - float64(routedActive)
+	plain := m.MLA == nil
+	for _, g := range m.Layout {
+		if g.Kind == catalog.LayerLinear || g.Kind == catalog.LayerMamba {
+			plain = false
+		}
+	}
+	if plain && m.HeadDim > 0 {
+		attn := 2 * H * float64(m.AttentionHeads+m.KVHeads) * float64(m.HeadDim) * L
+		elems += math.Max(0, dense-attn) / H / t
+	}
+	if routedActive > 0 {
+		elems += float64(routedActive)/H/t + 2*float64(m.MoE.ExpertsPerToken)*H*L
+	}
+	return 2 * elems
 }
 
 // CustomAllReduceBytes is the largest all-reduce the engines' custom

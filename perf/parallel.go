@@ -373,7 +373,7 @@ func (m *Model) parTerms(a batch) Terms {
 	if t.CUDAGraph {
 		layerFixed = m.graphLayerMS
 	}
-	work := full.dense + full.experts + full.attention + full.kv + full.ar
+	work := full.dense + full.experts + full.attention + full.kv + full.ar + full.act
 	comm := full.a2a
 	if q.tbo && comm > 0 {
 		// Two micro-batches, each one's all-to-all under the other's
@@ -404,6 +404,7 @@ func (m *Model) parTerms(a batch) Terms {
 	t.AttentionMS = mb * s * full.attention
 	t.KVReadMS = mb * s * full.kv
 	t.AllReduceMS = mb * s * full.ar
+	t.ActivationMS = mb * s * full.act
 	t.AllToAllMS = mb * s * comm
 	t.LMHeadMS = mb * lm
 	t.PipelineMS = cycle - mb*(stage+lm)
@@ -420,7 +421,7 @@ func (m *Model) parTerms(a batch) Terms {
 		perLayer := (d.dense + d.experts + d.kv + d.ar + d.a2a) / q.layers
 		t.DraftMS = mb * q.spec * (q.mtpLayers*(perLayer+m.graphLayerMS/q.layers) + d.lm)
 	}
-	t.IterationMS = t.FixedMS + t.DenseMS + t.ExpertsMS + t.LMHeadMS + t.AttentionMS + t.KVReadMS + t.AllReduceMS +
+	t.IterationMS = t.FixedMS + t.DenseMS + t.ExpertsMS + t.LMHeadMS + t.AttentionMS + t.KVReadMS + t.AllReduceMS + t.ActivationMS +
 		t.AllToAllMS + t.PipelineMS + t.DraftMS
 	t.TokensPerStep = 1
 	if q.spec > 0 && decodeOnly {
@@ -440,8 +441,8 @@ type rankBatch struct {
 
 // rankFull is a rank's terms over every layer of the model (not a stage).
 type rankFull struct {
-	dense, experts, lm, attention, kv, ar, a2a float64
-	imbalance, touched                         float64
+	dense, experts, lm, attention, kv, ar, a2a, act float64
+	imbalance, touched                              float64
 }
 
 func (m *Model) rankTerms(r rankBatch, decodeOnly bool) rankFull {
@@ -461,6 +462,7 @@ func (m *Model) rankTerms(r rankBatch, decodeOnly bool) rankFull {
 		f.kv = smax(r.decodeFLOP/m.attnFLOPms, kv/m.memBms)
 	}
 	f.ar = m.allReduceMS(r.tokens)
+	f.act = r.tokens * m.actBytesTok / m.memBms
 	if q.a2aCalls > 0 {
 		lat, bw := q.a2aNormalMS, q.a2aNormalBms
 		if decodeOnly {

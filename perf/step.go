@@ -5,18 +5,19 @@ import "math"
 // Terms is one iteration's time, by operator class, in milliseconds, and
 // what drove it.
 type Terms struct {
-	FixedMS     float64 `json:"fixed_ms"`                  // per-step and per-layer fixed costs
-	DenseMS     float64 `json:"dense_ms"`                  // dense GEMMs (attention projections, dense MLPs, shared experts)
-	ExpertsMS   float64 `json:"experts_ms"`                // routed expert GEMMs
-	LMHeadMS    float64 `json:"lm_head_ms"`                // logits of every sequence in the step
-	AttentionMS float64 `json:"attention_ms"`              // prefill attention compute
-	KVReadMS    float64 `json:"kv_read_ms"`                // decode attention: every sequence's KV read (and its compute)
-	AllReduceMS float64 `json:"allreduce_ms"`              // tensor-parallel all-reduces
-	TotalMS     float64 `json:"step_ms"`                   // the sum
-	Tokens      int     `json:"tokens"`                    // prefill tokens + decoding sequences
-	Sequences   int     `json:"sequences"`                 // prefill chunks + decoding sequences
-	CUDAGraph   bool    `json:"cuda_graph"`                // the step runs under CUDA graphs (fixed per-layer cost is the graphed one)
-	Experts     float64 `json:"experts_touched,omitempty"` // distinct routed experts the tokens route to, per layer (per expert-parallel rank)
+	FixedMS      float64 `json:"fixed_ms"`                  // per-step and per-layer fixed costs
+	DenseMS      float64 `json:"dense_ms"`                  // dense GEMMs (attention projections, dense MLPs, shared experts)
+	ExpertsMS    float64 `json:"experts_ms"`                // routed expert GEMMs
+	LMHeadMS     float64 `json:"lm_head_ms"`                // logits of every sequence in the step
+	AttentionMS  float64 `json:"attention_ms"`              // prefill attention compute
+	KVReadMS     float64 `json:"kv_read_ms"`                // decode attention: every sequence's KV read (and its compute)
+	AllReduceMS  float64 `json:"allreduce_ms"`              // tensor-parallel all-reduces
+	ActivationMS float64 `json:"activation_ms,omitempty"`   // memory-bound activation kernels (norms, MLP activation, MoE combine); 0 unless the efficiencies set activation_traffic
+	TotalMS      float64 `json:"step_ms"`                   // the sum
+	Tokens       int     `json:"tokens"`                    // prefill tokens + decoding sequences
+	Sequences    int     `json:"sequences"`                 // prefill chunks + decoding sequences
+	CUDAGraph    bool    `json:"cuda_graph"`                // the step runs under CUDA graphs (fixed per-layer cost is the graphed one)
+	Experts      float64 `json:"experts_touched,omitempty"` // distinct routed experts the tokens route to, per layer (per expert-parallel rank)
 
 	// The parallel layout's terms (Spec.Parallel; absent for tensor
 	// parallelism alone): see parallel.go.
@@ -117,15 +118,33 @@ func (m *Model) terms(a batch) Terms {
 		t.KVReadMS = smax(a.decodeFLOP/m.attnFLOPms, kv/m.memBms)
 	}
 	t.AllReduceMS = m.allReduceMS(T)
+	t.ActivationMS = T * m.actBytesTok / m.memBms
 	if !t.CUDAGraph && m.eagerOver {
 		// The launches overlap the GPU's work: the step takes the smooth
 		// maximum of the two, the part of the launches not hidden is fixed.
-		gpu := t.DenseMS + t.ExpertsMS + t.LMHeadMS + t.AttentionMS + t.KVReadMS + t.AllReduceMS
+		gpu := t.DenseMS + t.ExpertsMS + t.LMHeadMS + t.AttentionMS + t.KVReadMS + t.AllReduceMS + t.ActivationMS
 		t.FixedMS = m.stepMS + smax(m.eagerLayerMS, gpu) - gpu
 	}
 	t.FixedMS += m.seqMS * a.seqs
-	t.TotalMS = t.FixedMS + t.DenseMS + t.ExpertsMS + t.LMHeadMS + t.AttentionMS + t.KVReadMS + t.AllReduceMS
+	t.TotalMS = t.FixedMS + t.DenseMS + t.ExpertsMS + t.LMHeadMS + t.AttentionMS + t.KVReadMS + t.AllReduceMS + t.ActivationMS
 	return t
+}
+
+// Parts names the terms an iteration's time is the sum of, as derivations
+// print them, with their values in ms: the activation term only when the
+// efficiencies turn it on, the parallel layout's (all-to-all, pipeline,
+// draft) only with parallel.
+func (t Terms) Parts(parallel bool) ([]string, []float64) {
+	names := []string{"fixed", "dense", "experts", "lm_head", "attention", "kv_read", "allreduce"}
+	vals := []float64{t.FixedMS, t.DenseMS, t.ExpertsMS, t.LMHeadMS, t.AttentionMS, t.KVReadMS, t.AllReduceMS}
+	if t.ActivationMS > 0 {
+		names, vals = append(names, "activations"), append(vals, t.ActivationMS)
+	}
+	if parallel {
+		names = append(names, "alltoall", "pipeline", "draft")
+		vals = append(vals, t.AllToAllMS, t.PipelineMS, t.DraftMS)
+	}
+	return names, vals
 }
 
 // smax is a smooth maximum of a compute time and a memory time: the cube

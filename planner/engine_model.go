@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kvplan/kvplan/models"
 
@@ -78,11 +79,11 @@ func EstimatePrefillMSFor(cat *catalog.Catalog, engine string, m *catalog.Model,
 	budget := prefillBudget(cat, engine, g)
 	ms := em.PrefillMS(tokens, budget)
 	first := em.Step([]int{min(tokens, budget)}, nil, nil)
+	names, vals := first.Parts(false)
 	d.Add("prefill_ms", ms, "ms",
-		"Σ over chunks of ≤ max_num_batched_tokens of the engine model's iteration: fixed + dense + experts + lm_head + attention + kv_read + allreduce",
-		"%d tokens in chunks of ≤ %d on %d × %s%s (%s, %s weights); first chunk %.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f",
-		tokens, budget, par.GPUs(), g.Name, layoutSuffix(par), engine, em.WeightDtype, first.FixedMS, first.DenseMS, first.ExpertsMS, first.LMHeadMS,
-		first.AttentionMS, first.KVReadMS, first.AllReduceMS)
+		"Σ over chunks of ≤ max_num_batched_tokens of the engine model's iteration: "+strings.Join(names, " + "),
+		"%d tokens in chunks of ≤ %d on %d × %s%s (%s, %s weights); first chunk %s",
+		tokens, budget, par.GPUs(), g.Name, layoutSuffix(par), engine, em.WeightDtype, msSum(vals))
 	note := "efficiencies " + em.Efficiency.Key() + ": " + em.Efficiency.Source
 	if em.Efficiency.Calibrated() {
 		note += "; " + em.Efficiency.Provenance()

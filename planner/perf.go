@@ -293,15 +293,14 @@ func (p *PerfPlan) derive(r perf.Result, m *perf.Model, path perf.RequestPath, l
 	d.Add("max_running", float64(p.MaxRunning), "sequences", "min(concurrency, max_num_seqs, ⌊kv slots / blocks a request holds ("+what+")⌋)",
 		"min(%d, %d, ⌊%d / %d⌋)", p.Concurrency, p.MaxNumSeqs, p.KVSlotsTokens, held)
 	terms := func(name string, t perf.Terms, what string) {
+		names, vals := t.Parts(m.Parallel() != nil)
+		sum, values := strings.Join(names, " + "), msSum(vals)
 		if m.Parallel() != nil {
-			d.Add(name, t.TotalMS, "ms", "(fixed + dense + experts + lm_head + attention + kv_read + allreduce + alltoall + pipeline + draft) / tokens_per_step ("+what+")",
-				"(%.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f) / %.3g (%d tokens, %d sequences)",
-				t.FixedMS, t.DenseMS, t.ExpertsMS, t.LMHeadMS, t.AttentionMS, t.KVReadMS, t.AllReduceMS, t.AllToAllMS, t.PipelineMS, t.DraftMS, t.TokensPerStep, t.Tokens, t.Sequences)
+			d.Add(name, t.TotalMS, "ms", "("+sum+") / tokens_per_step ("+what+")",
+				"(%s) / %.3g (%d tokens, %d sequences)", values, t.TokensPerStep, t.Tokens, t.Sequences)
 			return
 		}
-		d.Add(name, t.TotalMS, "ms", "fixed + dense + experts + lm_head + attention + kv_read + allreduce ("+what+")",
-			"%.3f + %.3f + %.3f + %.3f + %.3f + %.3f + %.3f (%d tokens, %d sequences)",
-			t.FixedMS, t.DenseMS, t.ExpertsMS, t.LMHeadMS, t.AttentionMS, t.KVReadMS, t.AllReduceMS, t.Tokens, t.Sequences)
+		d.Add(name, t.TotalMS, "ms", sum+" ("+what+")", "%s (%d tokens, %d sequences)", values, t.Tokens, t.Sequences)
 	}
 	if r.DecodeStepMS > 0 {
 		terms("decode_step_terms_ms", r.DecodeStep, "a mean decode-only iteration")
@@ -380,4 +379,13 @@ func (p *PerfPlan) deriveParallel(r perf.Result, pd *perf.ParallelDesc) {
 		}
 	}
 	d.Note("parallel constants: " + e.Source)
+}
+
+// msSum is values in ms joined as a sum: "1.000 + 2.500".
+func msSum(vals []float64) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = fmt.Sprintf("%.3f", v)
+	}
+	return strings.Join(parts, " + ")
 }

@@ -260,6 +260,9 @@ func stepTermsSection(p *planner.PerfPlan) report.Section {
 		row("KV reads", t.Prefill.KVReadMS, t.Decode.KVReadMS),
 		row("all-reduces", t.Prefill.AllReduceMS, t.Decode.AllReduceMS),
 	}
+	if t.Prefill.ActivationMS > 0 || t.Decode.ActivationMS > 0 {
+		rows = append(rows, row("activations", t.Prefill.ActivationMS, t.Decode.ActivationMS))
+	}
 	if p.Parallel != nil {
 		rows = append(rows, parallelTermRows(p)...)
 	}

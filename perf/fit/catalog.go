@@ -71,6 +71,9 @@ func WriteCatalog(w io.Writer, sp Space, x []float64, cases []*Case) error {
 		if eff.EagerOverlap {
 			fmt.Fprintln(w, "eager_overlap = true")
 		}
+		if eff.ActivationTraffic {
+			fmt.Fprintln(w, "activation_traffic = true")
+		}
 		fmt.Fprintf(w, "rows = %d\nsource = %q\n", rows[k], Source)
 	}
 	return nil

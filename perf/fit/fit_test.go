@@ -20,7 +20,7 @@ var (
 	update     = flag.Bool("update", false, "rewrite testdata/accuracy.md")
 	iterations = flag.Int("fit-iterations", 40, "L-BFGS iterations of the full fit")
 	foldIters  = flag.Int("fold-iterations", 40, "L-BFGS iterations of each held-out fold")
-	fitMechs   = flag.String("fit-mechanisms", "", "round 2's mechanisms TestFit fits with (moe_memory, custom_allreduce, eager_overlap, harness_request, link_class; comma separated); empty: the shipped fit's")
+	fitMechs   = flag.String("fit-mechanisms", "", "round 2's mechanisms TestFit fits with (moe_memory, custom_allreduce, eager_overlap, harness_request, link_class, activation_traffic; comma separated); empty: the shipped fit's")
 	growKV     = flag.Bool("grow-kv", false, "replay vLLM rows with KV allocated as sequences grow and recompute preemption (perf.Limits.GrowKV); the committed tables are without it")
 	fitHarness = flag.String("fit-harness", "", "engines (or the source inferencex) whose rows TestFit replays as their harness ran them (perf.Load.AsHarness), comma separated; empty: the ramp replay for every row, as shipped")
 )

@@ -55,11 +55,15 @@ type Mechanisms struct {
 	// on Blackwell: other switches, other NCCL and custom all-reduce
 	// kernels), as offsets from the shared values, shrunk towards 0.
 	LinkClass bool
+	// ActivationTraffic: the memory-bound activation kernels (norms, MLP
+	// activation, MoE combine) as their own term at the memory efficiency
+	// (catalog.Efficiency.ActivationTraffic); no parameter of its own.
+	ActivationTraffic bool
 }
 
 // ParseMechanisms reads a comma-separated list of moe_memory,
-// custom_allreduce, eager_overlap, harness_request and link_class ("" for
-// none).
+// custom_allreduce, eager_overlap, harness_request, link_class and
+// activation_traffic ("" for none).
 func ParseMechanisms(list string) (Mechanisms, error) {
 	var m Mechanisms
 	for _, f := range strings.Split(list, ",") {
@@ -75,8 +79,10 @@ func ParseMechanisms(list string) (Mechanisms, error) {
 			m.HarnessRequest = true
 		case "link_class":
 			m.LinkClass = true
+		case "activation_traffic":
+			m.ActivationTraffic = true
 		default:
-			return m, fmt.Errorf("unknown mechanism %q: moe_memory, custom_allreduce, eager_overlap, harness_request or link_class", f)
+			return m, fmt.Errorf("unknown mechanism %q: moe_memory, custom_allreduce, eager_overlap, harness_request, link_class or activation_traffic", f)
 		}
 	}
 	return m, nil
@@ -255,7 +261,7 @@ func (s Space) Efficiency(x []float64, g, e, d int) catalog.Efficiency {
 		EagerLayerUS: bounded("eager_layer_us", engine(eEager)),
 		RequestMS:    bounded("request_ms", engine(eRequest)), RequestUSTok: bounded("request_us_per_token", engine(eRequestTok)),
 		RampMS: bounded("ramp_ms", engine(eRamp)), SeqUS: bounded("seq_us", engine(eSeq)),
-		EagerOverlap: s.EagerOverlap,
+		EagerOverlap: s.EagerOverlap, ActivationTraffic: s.ActivationTraffic,
 	}
 	if s.MoEMemory {
 		eff.MoEMemory = bounded("moe_memory", engine(eMoEMem))
