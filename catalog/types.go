@@ -166,6 +166,10 @@ type GPU struct {
 	INT8TOPS   float64 `toml:"int8_tops" json:"int8_tops,omitempty"`     // dense int8 tensor TOP/s; 0 = none
 
 	MemoryBandwidth string `toml:"memory_bandwidth" json:"memory_bandwidth,omitempty"` // "3.35TB/s"
+	// L2Cache is the GPU's last-level on-chip cache ("50MiB"); "" = not in
+	// the catalog. The engine model's activation term (perf) leaves a
+	// kernel's activations that fit in it off memory traffic.
+	L2Cache string `toml:"l2_cache" json:"l2_cache,omitempty"`
 	// Interconnect between GPUs of one node, what tensor-parallel all-reduces use.
 	Interconnect          string `toml:"interconnect" json:"interconnect,omitempty"`                     // nvlink3, nvlink4, nvlink5, pcie3, pcie4, pcie5, infinity-fabric
 	InterconnectBandwidth string `toml:"interconnect_bandwidth" json:"interconnect_bandwidth,omitempty"` // per GPU, one direction: "450GB/s"
@@ -194,6 +198,7 @@ type GPU struct {
 	MemoryBytes                int64   `toml:"-" json:"memory_bytes"`
 	CUDAMemoryBytes            int64   `toml:"-" json:"cuda_memory_bytes"` // CUDAMemory parsed, or MemoryBytes
 	MemoryBandwidthBytes       float64 `toml:"-" json:"memory_bandwidth_bytes_per_s"`
+	L2CacheBytes               int64   `toml:"-" json:"l2_cache_bytes,omitempty"`
 	InterconnectBandwidthBytes float64 `toml:"-" json:"interconnect_bandwidth_bytes_per_s,omitempty"`
 	File                       string  `toml:"-" json:"-"`
 	Line                       int     `toml:"-" json:"-"`

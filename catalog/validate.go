@@ -329,6 +329,13 @@ func (g *GPU) validate() []fieldErr {
 			add("cuda_memory", "must be > 0 and at most memory %s (CUDA sees a little less than nvidia-smi)", g.Memory)
 		}
 	}
+	if g.L2Cache != "" {
+		if g.L2CacheBytes, err = units.ParseBytes(g.L2Cache); err != nil {
+			add("l2_cache", "%v", err)
+		} else if g.L2CacheBytes <= 0 || g.L2CacheBytes >= g.MemoryBytes {
+			add("l2_cache", "must be > 0 and below memory %s (the on-chip cache, such as \"50MiB\")", g.Memory)
+		}
+	}
 	if !(g.BF16TFLOPS > 0) {
 		add("bf16_tflops", "must be > 0 (got %g)", g.BF16TFLOPS)
 	}

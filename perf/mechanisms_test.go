@@ -118,6 +118,13 @@ func TestMoEMemoryApartFromCompute(t *testing.T) {
 // × 10 / 1,000 = 12,000, combine 2 × 2 × 1,000 × 10 = 40,000: 147,000
 // elements, 294,000 B; at tp 2, 80,000 + 7,500 + 6,000 + 40,000 = 133,500
 // elements, 267,000 B.
+//
+// With a 10 MiB L2 (10,485,760 B), a 1,000-token Llama-3.1-8B prefill's
+// norm kernel holds 32,768,000 B of activations and its SiLU-and-mul
+// 86,016,000 B; only what the L2 does not hold reaches memory:
+// 64 × (32,768,000 − 10,485,760) + 32 × (86,016,000 − 10,485,760) =
+// 1,426,063,360 + 2,416,967,680 = 3,843,031,040 B, 3.843031 ms at 1 TB/s.
+// A 100-token step's kernels (3.3 MB and 8.6 MB) fit: 0 ms.
 func TestActivationTraffic(t *testing.T) {
 	moe := &catalog.Model{Name: "moe", ParamsTotal: 96_000_000, ParamsActive: 48_000_000, TiedEmbeddings: true,
 		WeightDtype: "bf16", VocabSize: 1000, HiddenSize: 1000, AttentionHeads: 8, KVHeads: 2, HeadDim: 100, Layers: 10,
@@ -147,6 +154,15 @@ func TestActivationTraffic(t *testing.T) {
 	}
 	if !near(b.ActivationMS, 4.849664, 1e-4) || !near(b.TotalMS-a.TotalMS, b.ActivationMS, 1e-9) {
 		t.Errorf("on: activation %.6f ms (step %.6f against %.6f), want 4.849664 ms added", b.ActivationMS, b.TotalMS, a.TotalMS)
+	}
+	l2 := unitGPU()
+	l2.L2CacheBytes = 10 << 20
+	mc := newModel(t, Spec{Model: llama8b(), GPU: l2, Engine: "vllm", TP: 1, Efficiency: &on})
+	if got := mc.Step([]int{1000}, nil, nil).ActivationMS; !near(got, 3.843031, 1e-4) {
+		t.Errorf("10 MiB L2: activation %.6f ms, want 3.843031", got)
+	}
+	if got := mc.Step([]int{100}, nil, nil).ActivationMS; got != 0 {
+		t.Errorf("10 MiB L2, 100 tokens: activation %.6f ms, want 0 (every kernel's activations fit)", got)
 	}
 	// Through the parallel path (dp 2 of tp 1: each rank runs half the
 	// prefill chunks, so one chunk of two), the same bytes a rank's token.

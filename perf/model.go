@@ -95,15 +95,16 @@ type Model struct {
 	groups     []attnGroup
 	stateBytes float64 // linear-attention state of one sequence, per rank
 
-	arCount     float64 // all-reduces per iteration (2 per layer with tp > 1)
-	arLatMS     float64
-	arSmallMS   float64 // latency of an all-reduce of at most arSmallTok tokens (custom all-reduce); 0: arLatMS
-	arSmallTok  float64
-	arBytesTok  float64 // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
-	icBms       float64 // interconnect bytes per ms reached
-	seqMS       float64 // host cost per sequence of an iteration (Efficiency.SeqUS)
-	eagerOver   bool    // eager launches overlap GPU time (Efficiency.EagerOverlap)
-	actBytesTok float64 // activation bytes a token streams through every layer on one rank (Efficiency.ActivationTraffic); 0: off
+	arCount    float64 // all-reduces per iteration (2 per layer with tp > 1)
+	arLatMS    float64
+	arSmallMS  float64 // latency of an all-reduce of at most arSmallTok tokens (custom all-reduce); 0: arLatMS
+	arSmallTok float64
+	arBytesTok float64     // bytes each rank moves per token and all-reduce (ring: 2 (tp−1)/tp × hidden × 2 B)
+	icBms      float64     // interconnect bytes per ms reached
+	seqMS      float64     // host cost per sequence of an iteration (Efficiency.SeqUS)
+	eagerOver  bool        // eager launches overlap GPU time (Efficiency.EagerOverlap)
+	actKernels []actKernel // the activation kernels (Efficiency.ActivationTraffic); nil: off
+	l2Bytes    float64     // the GPU's L2 cache; 0: not in the catalog
 }
 
 // attnGroup is the attention arithmetic of one layer group, per rank.
@@ -218,7 +219,8 @@ func New(spec Spec) (*Model, error) {
 
 	out.groups, out.stateBytes = attentionGroups(m, kv, spec.TP)
 	if eff.ActivationTraffic {
-		out.actBytesTok = ActivationBytesPerToken(m, spec.TP)
+		out.actKernels = activationKernels(m, spec.TP)
+		out.l2Bytes = float64(g.L2CacheBytes)
 	}
 	out.seqMS = eff.SeqUS / 1000
 	if spec.TP > 1 {
@@ -251,10 +253,24 @@ func (m *Model) MatmulFloorMS() float64 {
 
 // ActivationBytesPerToken is the memory traffic of one token's activations
 // through every layer on one tensor-parallel rank of tp, in bytes (bf16
-// activations, 2 B an element), counted kernel by kernel:
+// activations, 2 B an element), before the L2 cache takes its share (see
+// activationKernels).
+func ActivationBytesPerToken(m *catalog.Model, tp int) float64 {
+	var b float64
+	for _, k := range activationKernels(m, tp) {
+		b += k.count * k.bytesTok
+	}
+	return b
+}
+
+// actKernel is one class of memory-bound activation kernel: bytesTok a token
+// in one layer, count of them over the model's layers.
+type actKernel struct{ bytesTok, count float64 }
+
+// activationKernels counts the activation kernels kernel by kernel:
 //
 //   - two residual-add + RMSNorms a layer, each reading the hidden state and
-//     the residual and writing both: 8 × hidden elements, on the full hidden
+//     the residual and writing both: 4 × hidden elements, on the full hidden
 //     (after an all-reduce every rank holds it whole), so not divided by tp;
 //   - the gated MLP's activation (SiLU or GELU of the gate times the up
 //     projection), reading 2 × intermediate and writing 1 × intermediate,
@@ -263,34 +279,57 @@ func (m *Model) MatmulFloorMS() float64 {
 //     parameters less attention's (2 × hidden × (q heads + KV heads) ×
 //     head_dim a layer); for MLA and linear-attention models, whose
 //     attention parameters the catalog does not give, only the routed
-//     experts are counted;
-//   - the routed experts' activations (their active parameters / hidden)
-//     and the MoE combine: each of the k expert outputs written and read
-//     back to sum them, 2 × k × hidden elements a layer, on every rank.
+//     experts are counted; the routed experts add their active parameters /
+//     hidden;
+//   - the MoE combine: each of the k expert outputs written and read back to
+//     sum them, 2 × k × hidden elements a layer, on every rank.
 //
 // Matmul inputs and outputs are left to the GEMM terms; the attention
 // kernels' reads to the attention and KV terms. Every MoE model is taken to
 // route in every layer (DeepSeek-V3's 3 dense layers of 61 are counted as
 // MoE): an estimate.
-func ActivationBytesPerToken(m *catalog.Model, tp int) float64 {
+func activationKernels(m *catalog.Model, tp int) []actKernel {
 	H, L, t := float64(m.HiddenSize), float64(m.Layers), float64(tp)
-	elems := 8 * H * L
+	ks := []actKernel{{bytesTok: 2 * 4 * H, count: 2 * L}}
 	_, routedActive := models.RoutedExpertParams(m)
 	dense := float64(models.MatmulParams(m)) - float64(routedActive)
-	plain := m.MLA == nil
+	plain := m.MLA == nil && m.HeadDim > 0
 	for _, g := range m.Layout {
 		if g.Kind == catalog.LayerLinear || g.Kind == catalog.LayerMamba {
 			plain = false
 		}
 	}
-	if plain && m.HeadDim > 0 {
+	var mlp float64 // the MLP activation's elements a token, every layer
+	if plain {
 		attn := 2 * H * float64(m.AttentionHeads+m.KVHeads) * float64(m.HeadDim) * L
-		elems += math.Max(0, dense-attn) / H / t
+		mlp = math.Max(0, dense-attn) / H / t
+	}
+	mlp += float64(routedActive) / H / t
+	if mlp > 0 {
+		ks = append(ks, actKernel{bytesTok: 2 * mlp / L, count: L})
 	}
 	if routedActive > 0 {
-		elems += float64(routedActive)/H/t + 2*float64(m.MoE.ExpertsPerToken)*H*L
+		ks = append(ks, actKernel{bytesTok: 2 * 2 * float64(m.MoE.ExpertsPerToken) * H, count: L})
 	}
-	return 2 * elems
+	return ks
+}
+
+// activationMS is the activation kernels of an iteration of T tokens on one
+// rank: each kernel's bytes at the memory efficiency, less what the L2
+// cache holds: a kernel whose T tokens' activations (S bytes, read just
+// after the kernel before wrote them) fit in L2 leaves memory alone, and a
+// larger one pays for the share 1 − L2 / S that does not fit. A GPU with
+// no L2 figure in the catalog pays for all of it.
+func (m *Model) activationMS(T float64) float64 {
+	var b float64
+	for _, k := range m.actKernels {
+		s := T * k.bytesTok
+		if m.l2Bytes > 0 {
+			s = math.Max(0, s-m.l2Bytes)
+		}
+		b += k.count * s
+	}
+	return b / m.memBms
 }
 
 // CustomAllReduceBytes is the largest all-reduce the engines' custom

@@ -462,7 +462,7 @@ func (m *Model) rankTerms(r rankBatch, decodeOnly bool) rankFull {
 		f.kv = smax(r.decodeFLOP/m.attnFLOPms, kv/m.memBms)
 	}
 	f.ar = m.allReduceMS(r.tokens)
-	f.act = r.tokens * m.actBytesTok / m.memBms
+	f.act = m.activationMS(r.tokens)
 	if q.a2aCalls > 0 {
 		lat, bw := q.a2aNormalMS, q.a2aNormalBms
 		if decodeOnly {

@@ -118,7 +118,7 @@ func (m *Model) terms(a batch) Terms {
 		t.KVReadMS = smax(a.decodeFLOP/m.attnFLOPms, kv/m.memBms)
 	}
 	t.AllReduceMS = m.allReduceMS(T)
-	t.ActivationMS = T * m.actBytesTok / m.memBms
+	t.ActivationMS = m.activationMS(T)
 	if !t.CUDAGraph && m.eagerOver {
 		// The launches overlap the GPU's work: the step takes the smooth
 		// maximum of the two, the part of the launches not hidden is fixed.
