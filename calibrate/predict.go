@@ -218,7 +218,7 @@ func (c *Case) closedLoop(cat *catalog.Catalog, eff *catalog.Efficiency, clients
 		}
 		rig, err := c.rig(planner.PerfScenario{Catalog: cat, Model: s.Model, GPU: s.GPU, Engine: s.Engine, EngineVersion: s.EngineVersion,
 			TP: s.TP, WeightDtype: s.WeightDtype, KVDtype: s.KVDtype, InputTokens: isl, OutputTokens: osl, Concurrency: g.clients,
-			GPUUtil: s.GPUUtil, MaxNumSeqs: s.MaxNumSeqs, MaxNumBatchedTokens: s.MaxBatchedTok, EnforceEager: s.EnforceEager})
+			GPUUtil: s.GPUUtil, MaxNumSeqs: s.MaxNumSeqs, MaxNumBatchedTokens: s.MaxBatchedTok, EnforceEager: s.EnforceEager, CUDAGraphMaxBatch: s.CUDAGraphMaxBatch})
 		if err != nil {
 			return Prediction{}, err
 		}
@@ -294,7 +294,7 @@ func (c *Case) simulate(cat *catalog.Catalog, why string) (Prediction, error) {
 	}
 	plan, err := planner.PlanSimulation(planner.SimulationScenario{Catalog: cat, Model: s.Model, GPU: s.GPU, Engine: eng, EngineVersion: ver,
 		VersionDefaulted: s.EngineVersion == "", KV: models.KVOptions{KVDtype: s.KVDtype, TP: s.TP}, WeightDtype: s.WeightDtype,
-		GPUUtil: s.GPUUtil, EnforceEager: s.EnforceEager, MaxModelLen: maxLen, BlockSize: simBlockTokens, MaxNumBatchedTokens: s.MaxBatchedTok, MaxNumSeqs: s.MaxNumSeqs})
+		GPUUtil: s.GPUUtil, EnforceEager: s.EnforceEager, CUDAGraphMaxBatch: s.CUDAGraphMaxBatch, MaxModelLen: maxLen, BlockSize: simBlockTokens, MaxNumBatchedTokens: s.MaxBatchedTok, MaxNumSeqs: s.MaxNumSeqs})
 	if err != nil {
 		return Prediction{}, err
 	}

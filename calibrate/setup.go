@@ -50,8 +50,11 @@ type Setup struct {
 	KVDtype       string // "" = the model's
 	MaxNumSeqs    int    // 0 = the engine's default
 	MaxBatchedTok int    // 0 = the engine's default
-	GPUUtil       float64
-	EnforceEager  bool
+	// CUDAGraphMaxBatch is the largest iteration (tokens) the run captured
+	// in CUDA graphs, where the tool fixes it; 0 = the engine model's default.
+	CUDAGraphMaxBatch int
+	GPUUtil           float64
+	EnforceEager      bool
 }
 
 // Key is the efficiency entry the set-up uses: GPU × engine × weight dtype.
@@ -274,6 +277,13 @@ func resolveRun(cat *catalog.Catalog, f *benchresult.File, r benchresult.Run, g 
 			return c, conflict(file, "max-num-batched-tokens", g.MaxNumBatchedTokens, "tokens per iteration", rs.MaxBatchedTok)
 		}
 		s.MaxBatchedTok = g.MaxNumBatchedTokens
+	}
+	if f.Format == benchresult.FormatTRTLLMBench && s.MaxNumSeqs > 0 && !s.EnforceEager {
+		// trtllm-bench's throughput heuristic (bench/tuning
+		// PytMaxThroughputScenario) sets cuda_graph_config.max_batch_size
+		// to the max batch size, with padding.
+		s.CUDAGraphMaxBatch = s.MaxNumSeqs
+		c.Notes = append(c.Notes, fmt.Sprintf("trtllm-bench captures CUDA graphs up to its max batch size: generation-only iterations of up to %d sequences run graphed", s.MaxNumSeqs))
 	}
 	if rs.KVTokens > 0 {
 		c.Notes = append(c.Notes, fmt.Sprintf("the file states the engine's KV pool (%d tokens); kvplan takes the KV slots from its memory model", rs.KVTokens))

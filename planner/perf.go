@@ -30,6 +30,9 @@ type PerfScenario struct {
 	MaxNumSeqs          int     // 0 = the engine's default
 	MaxNumBatchedTokens int     // 0 = the engine's default
 	EnforceEager        bool
+	// CUDAGraphMaxBatch is the largest iteration (tokens) the engine runs
+	// under a CUDA graph; 0 = the engine model's default (perf.Spec.GraphMax).
+	CUDAGraphMaxBatch int
 
 	// Parallel is the worker's layout beyond TP (its TP, when set, must
 	// equal TP): attention data parallelism, expert parallelism, pipeline
@@ -90,6 +93,9 @@ type PerfPlan struct {
 	MaxNumSeqs          int                `json:"max_num_seqs"`
 	MaxNumBatchedTokens int                `json:"max_num_batched_tokens"`
 	SeparatePrefill     bool               `json:"separate_prefill"`
+	// CUDAGraphMaxBatch is the largest CUDA-graphed iteration, tokens, when
+	// given (absent: 512, the engine model's cap for every engine).
+	CUDAGraphMaxBatch int `json:"cuda_graph_max_batch,omitempty"`
 
 	Efficiency         catalog.Efficiency `json:"efficiency"`
 	EfficiencyFallback string             `json:"efficiency_fallback"`
@@ -167,6 +173,8 @@ func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 		return nil, fmt.Errorf("input and output tokens must be >= 1 (got %d and %d)", sc.InputTokens, sc.OutputTokens)
 	case sc.Concurrency < 1:
 		return nil, fmt.Errorf("concurrency must be >= 1 (got %d)", sc.Concurrency)
+	case sc.CUDAGraphMaxBatch < 0:
+		return nil, fmt.Errorf("the CUDA-graph batch must be >= 0 (got %d; 0 = the default)", sc.CUDAGraphMaxBatch)
 	}
 	eng, ok := perf.Schedules[sc.Engine]
 	if !ok {
@@ -202,6 +210,10 @@ func NewPerfRig(sc PerfScenario) (*PerfRig, error) {
 		p.GPUs = n.GPUs()
 	}
 	p.Assumptions = append(p.Assumptions, eng.Note)
+	if sc.CUDAGraphMaxBatch > 0 {
+		p.CUDAGraphMaxBatch = sc.CUDAGraphMaxBatch
+		p.Assumptions = append(p.Assumptions, fmt.Sprintf("CUDA graphs cover iterations of up to %d tokens (a decode-only iteration: %d sequences) as given, in place of the cap of 512 above", sc.CUDAGraphMaxBatch, sc.CUDAGraphMaxBatch))
+	}
 	mp, err := p.memory(sc, &r.m, tp)
 	if err != nil {
 		return nil, err
@@ -230,7 +242,7 @@ func (r *PerfRig) Steady(eff *catalog.Efficiency) (perf.Result, *perf.Model, err
 	lay := sc.Parallel
 	lay.TP = p.TP
 	model, err := perf.New(perf.Spec{Model: &r.m, GPU: sc.GPU, Engine: sc.Engine, TP: p.TP, WeightDtype: r.m.WeightDtype,
-		KVDtype: p.KVDtype, EnforceEager: sc.EnforceEager, Efficiency: eff, Catalog: sc.Catalog,
+		KVDtype: p.KVDtype, EnforceEager: sc.EnforceEager, GraphMax: sc.CUDAGraphMaxBatch, Efficiency: eff, Catalog: sc.Catalog,
 		Parallel: lay, Link: sc.Link, EPLB: sc.EPLB, RedundantExperts: sc.RedundantExperts, TwoBatchOverlap: sc.TwoBatchOverlap})
 	if err != nil {
 		return perf.Result{}, nil, err

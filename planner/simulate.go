@@ -27,6 +27,7 @@ type SimulationScenario struct {
 
 	GPUUtil             float64 // --gpu-memory-utilization, in (0, 1]
 	EnforceEager        bool
+	CUDAGraphMaxBatch   int // the largest CUDA-graphed iteration, tokens; 0 = the engine model's default (perf.Spec.GraphMax)
 	MaxModelLen         int // 0 = the model's max context
 	BlockSize           int // tokens per KV block
 	MaxNumBatchedTokens int // 0 = the engine's default for the GPU
@@ -150,7 +151,7 @@ func PlanSimulation(sc SimulationScenario) (*SimulationPlan, error) {
 		return nil, fmt.Errorf("%s on %s: %d KV blocks is more than the simulator addresses", mp.Model, mp.GPU, mp.KVBlocks)
 	}
 	step, err := perf.New(perf.Spec{Model: &m, GPU: sc.GPU, Engine: sc.Engine.Name, TP: mp.TP, WeightDtype: m.WeightDtype,
-		KVDtype: mp.KVDtype, EnforceEager: sc.EnforceEager, Catalog: sc.Catalog,
+		KVDtype: mp.KVDtype, EnforceEager: sc.EnforceEager, GraphMax: sc.CUDAGraphMaxBatch, Catalog: sc.Catalog,
 		Parallel: lay.Parallel, Link: lay.Link, RedundantExperts: lay.RedundantExperts, EPLB: lay.EPLB || lay.RedundantExperts > 0, TwoBatchOverlap: lay.TwoBatchOverlap})
 	if err != nil {
 		return nil, err

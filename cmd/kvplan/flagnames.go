@@ -46,6 +46,7 @@ const (
 	flagOutputTokens        = "output-tokens"
 	flagKVBuffer            = "kv-buffer-device"
 	flagMemoryLimit         = "memory-limit"
+	flagCUDAGraphMaxBatch   = "cuda-graph-max-batch"
 )
 
 // tensorParallelFlag is --tensor-parallel-size (--tp; vLLM also writes -tp).

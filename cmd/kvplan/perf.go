@@ -59,6 +59,7 @@ of the run. kvplan calibrate fits the efficiencies to such files.`,
 			maxNumBatchedTokensFlag("tokens per iteration (default: the engine's for this GPU)"),
 			gpuUtilFlag(0, "the engine's memory fraction, in (0, 1] (default: the engine's)"),
 			enforceEagerFlag("no CUDA graphs"),
+			&cli.IntFlag{Name: flagCUDAGraphMaxBatch, Usage: "largest iteration run under a CUDA graph, tokens (a decode-only iteration: its sequences), as TensorRT-LLM's cuda_graph_config.max_batch_size, SGLang's --cuda-graph-max-bs, vLLM's max_cudagraph_capture_size set it (default: 512 for every engine)"},
 			&cli.StringFlag{Name: "against", Usage: "a benchmark result file: predict each of its runs and print predicted against measured"},
 		), append(append(benchFlags(), layoutPerfFlags()...), requestPathFlags(perf.PathDirect)...)...)...),
 		Action: runPerf,
@@ -164,11 +165,15 @@ func perfScenario(c *cli.Context) (*planner.PerfScenario, error) {
 	}{
 		{flagInputTokens, &sc.InputTokens, false}, {flagOutputTokens, &sc.OutputTokens, false},
 		{flagMaxNumSeqs, &sc.MaxNumSeqs, true}, {flagMaxNumBatchedTokens, &sc.MaxNumBatchedTokens, true},
+		{flagCUDAGraphMaxBatch, &sc.CUDAGraphMaxBatch, true},
 	}
 	for _, f := range ints {
 		if *f.dst, err = positive(c, f.flag, f.zeroOK); err != nil {
 			return nil, err
 		}
+	}
+	if sc.EnforceEager && sc.CUDAGraphMaxBatch > 0 {
+		return nil, fmt.Errorf("perf: --%s sizes the CUDA graphs that --%s turns off: give one of them", flagCUDAGraphMaxBatch, flagEnforceEager)
 	}
 	if err := withinContext(c, sc.Model, "--isl + --osl", sc.InputTokens+sc.OutputTokens); err != nil {
 		return nil, err

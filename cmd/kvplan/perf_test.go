@@ -151,6 +151,8 @@ func TestPerfBadInput(t *testing.T) {
 		{"weights do not fit", []string{"perf", "--model", "llama-3.1-70b", "--gpu", "l4", "--isl", "1024", "--osl", "128"}, "does not fit"},
 		{"past context", []string{"perf", "--model", "qwen3-0.6b", "--gpu", "l4", "--isl", "40000", "--osl", "1024"}, "past qwen3-0.6b's max context"},
 		{"bad gpu util", append(base, "--gpu-util", "2"), "--gpu-memory-utilization 2: must be in (0, 1]"},
+		{"negative graph batch", append(base, "--cuda-graph-max-batch", "-1"), "--cuda-graph-max-batch -1 is out of range: want 0 to 100,000,000"},
+		{"graphs and eager", append(base, "--cuda-graph-max-batch", "1024", "--enforce-eager"), "perf: --cuda-graph-max-batch sizes the CUDA graphs that --enforce-eager turns off"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errOut, code := kvplan(t, c.args...)
@@ -262,5 +264,43 @@ func TestCachedPrefixMeasurement(t *testing.T) {
 	// 60 of the 72 requests hit, so the median request is a hit.
 	if got := p.Timing.TTFTMS.P50; math.Abs(got/15-1) > 0.25 {
 		t.Errorf("cached-prefix TTFT (median of 60 hits in 72) %.1f ms; FACTS.md §5 measured ~15 ms (25%% allowed)", got)
+	}
+}
+
+// --cuda-graph-max-batch moves where a decode-only iteration leaves CUDA
+// graphs. Qwen3-32B (64 layers) on TensorRT-LLM at 1,024 clients: by
+// default (512) its decode iterations run eager and pay step_ms + 64 ×
+// eager_layer_us; under graphs up to 2,048 they pay step_ms + 64 ×
+// layer_us. From the shipped * × trtllm × fp8 entry (step_ms 0.9868,
+// layer_us 6.403, eager_layer_us 625.3): 0.9868 + 64 × 0.6253 = 41.0060 ms
+// and 0.9868 + 64 × 0.006403 = 1.3966 ms. The other terms do not move.
+func TestPerfCUDAGraphMaxBatch(t *testing.T) {
+	args := []string{"perf", "--model", "qwen3-32b", "--gpu", "h100-sxm", "--tp", "2", "--engine", "trtllm", "--weight-dtype", "fp8",
+		"--isl", "128", "--osl", "256", "--concurrency", "1024", "--explain"}
+	eff := runJSON(t, ExitOK, args...)
+	if e := eff["efficiency"].(map[string]any); e["step_ms"].(float64) != 0.9868 || e["layer_us"].(float64) != 6.403 || e["eager_layer_us"].(float64) != 625.3 {
+		t.Fatalf("the catalog's trtllm fp8 entry moved (%v): redo the hand calculation", e)
+	}
+	graphed := runJSON(t, ExitOK, append(args, "--cuda-graph-max-batch", "2048")...)
+	for _, c := range []struct {
+		v    map[string]any
+		want float64
+		cuda bool
+	}{{eff, 41.0060, false}, {graphed, 1.3966, true}} {
+		if got := numAt(t, c.v, "step_terms", "decode", "fixed_ms"); math.Abs(got-c.want) > 1e-3 {
+			t.Errorf("decode fixed_ms %.4f, want %.4f", got, c.want)
+		}
+		if got := c.v["step_terms"].(map[string]any)["decode"].(map[string]any)["cuda_graph"]; got != c.cuda {
+			t.Errorf("decode cuda_graph %v, want %v", got, c.cuda)
+		}
+	}
+	if numAt(t, graphed, "step_terms", "decode", "dense_ms") != numAt(t, eff, "step_terms", "decode", "dense_ms") {
+		t.Error("the GEMM term moved with the CUDA-graph batch")
+	}
+	if graphed["cuda_graph_max_batch"] != 2048.0 || eff["cuda_graph_max_batch"] != nil {
+		t.Errorf("cuda_graph_max_batch: %v given, %v not given", graphed["cuda_graph_max_batch"], eff["cuda_graph_max_batch"])
+	}
+	if numAt(t, graphed, "tpot_ms") >= numAt(t, eff, "tpot_ms") {
+		t.Errorf("TPOT %.2f ms under graphs, %.2f eager", numAt(t, graphed, "tpot_ms"), numAt(t, eff, "tpot_ms"))
 	}
 }
