@@ -16,13 +16,14 @@ import (
 )
 
 var (
-	fitFlag    = flag.Bool("fit", false, "refit the efficiencies (catalog/data/efficiencies.toml) and the held-out report (testdata/heldout.md); takes tens of minutes")
-	update     = flag.Bool("update", false, "rewrite testdata/accuracy.md")
-	iterations = flag.Int("fit-iterations", 40, "L-BFGS iterations of the full fit")
-	foldIters  = flag.Int("fold-iterations", 40, "L-BFGS iterations of each held-out fold")
-	fitMechs   = flag.String("fit-mechanisms", "", "round 2's mechanisms TestFit fits with (moe_memory, custom_allreduce, eager_overlap, harness_request, link_class, activation_traffic; comma separated); empty: the shipped fit's")
-	growKV     = flag.Bool("grow-kv", false, "replay vLLM rows with KV allocated as sequences grow and recompute preemption (perf.Limits.GrowKV); the committed tables are without it")
-	fitHarness = flag.String("fit-harness", "", "engines (or the source inferencex) whose rows TestFit replays as their harness ran them (perf.Load.AsHarness), comma separated; empty: the ramp replay for every row, as shipped")
+	fitFlag      = flag.Bool("fit", false, "refit the efficiencies (catalog/data/efficiencies.toml) and the held-out report (testdata/heldout.md); takes tens of minutes")
+	update       = flag.Bool("update", false, "rewrite testdata/accuracy.md")
+	iterations   = flag.Int("fit-iterations", 40, "L-BFGS iterations of the full fit")
+	foldIters    = flag.Int("fold-iterations", 40, "L-BFGS iterations of each held-out fold")
+	fitMechs     = flag.String("fit-mechanisms", "", "round 2's mechanisms TestFit fits with (moe_memory, custom_allreduce, eager_overlap, harness_request, link_class, activation_traffic; comma separated); empty: the shipped fit's")
+	growKV       = flag.Bool("grow-kv", false, "replay vLLM rows with KV allocated as sequences grow and recompute preemption (perf.Limits.GrowKV); the committed tables are without it")
+	saturatedADP = flag.Bool("saturated-attention-dp", false, "TestSaturatedThroughput: run NVIDIA's MoE rows of tp > 1 attention data-parallel with ep = tp (the other reading of its perf overview; the committed table is tensor-parallel)")
+	fitHarness   = flag.String("fit-harness", "", "engines (or the source inferencex) whose rows TestFit replays as their harness ran them (perf.Load.AsHarness), comma separated; empty: the ramp replay for every row, as shipped")
 )
 
 // setHarness replays the rows of the engines named in list (comma
@@ -185,10 +186,13 @@ func TestSaturatedThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	PredictSaturated(cat, rows)
+	PredictSaturated(cat, rows, *saturatedADP)
 	var b bytes.Buffer
 	FormatSaturated(&b, rows)
 	t.Log(b.String())
+	if *saturatedADP {
+		return // the other reading of the runs: not the committed table
+	}
 	for _, r := range rows {
 		if r.Skip != "" && r.GPU != "GB200" {
 			t.Logf("%s %s %s %d/%d not predicted: %s", r.Model, r.GPU, r.Precision, r.ISL, r.OSL, r.Skip)

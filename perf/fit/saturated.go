@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/kvplan/kvplan/catalog"
+	"github.com/kvplan/kvplan/models"
 	"github.com/kvplan/kvplan/planner"
 )
 
@@ -37,6 +38,14 @@ var saturatedGPUs = map[string]string{"H100": "h100-sxm", "H200": "h200", "B200"
 // every replica runs as many sequences as its KV cache holds.
 const SaturatedClients = 2048
 
+// SaturatedGraphBatch is the largest batch the runs captured in CUDA
+// graphs: the perf overview's llm_options.yml (its "Running the Benchmark")
+// lists cuda_graph_config batch_sizes 1 to 8192 with enable_padding, so every
+// generation-only iteration ran graphed (trtllm-bench's own throughput
+// heuristic captures up to its max batch size too: bench/tuning
+// PytMaxThroughputScenario).
+const SaturatedGraphBatch = 8192
+
 // ReadSaturated reads trtllm_max_throughput.csv.
 func ReadSaturated(r io.Reader) ([]Saturated, error) {
 	recs, err := csv.NewReader(r).ReadAll()
@@ -60,8 +69,14 @@ func ReadSaturated(r io.Reader) ([]Saturated, error) {
 }
 
 // PredictSaturated runs kvplan perf (planner.PlanPerf, TensorRT-LLM, fp8 KV
-// as trtllm-bench runs fp8 and fp4 checkpoints) for every row it can.
-func PredictSaturated(cat *catalog.Catalog, rows []Saturated) {
+// as trtllm-bench runs fp8 and fp4 checkpoints, CUDA graphs as the runs
+// captured them) for every row it can. With attentionDP the MoE rows of
+// tp > 1 run attention data-parallel over the tp ranks with the experts over
+// as many (ep = tp): the perf overview's MoE command passes --ep and its
+// llm_options.yml enable_attention_dp, but nests the flag inside
+// cuda_graph_config (where the LLM API's strict config would refuse it) and
+// its tables name only TP, so which the runs used is not certain.
+func PredictSaturated(cat *catalog.Catalog, rows []Saturated, attentionDP bool) {
 	for i := range rows {
 		r := &rows[i]
 		name, okM := saturatedModels[r.Model]
@@ -88,9 +103,15 @@ func PredictSaturated(cat *catalog.Catalog, rows []Saturated) {
 			continue
 		}
 		dtype := map[string]string{"FP8": "fp8", "FP4": "nvfp4"}[r.Precision]
-		p, err := planner.PlanPerf(planner.PerfScenario{Catalog: cat, Model: m, GPU: g, Engine: "trtllm", TP: r.TP,
+		sc := planner.PerfScenario{Catalog: cat, Model: m, GPU: g, Engine: "trtllm", TP: r.TP,
 			WeightDtype: dtype, KVDtype: "fp8", InputTokens: r.ISL, OutputTokens: r.OSL,
-			Concurrency: SaturatedClients, MaxNumSeqs: SaturatedClients})
+			Concurrency: SaturatedClients, MaxNumSeqs: SaturatedClients, CUDAGraphMaxBatch: SaturatedGraphBatch}
+		if m.MoE != nil && r.TP > 1 && attentionDP {
+			// Each data-parallel rank schedules its own batch.
+			sc.TP, sc.Parallel = 1, models.Parallelism{TP: 1, DP: r.TP, EP: r.TP}
+			sc.MaxNumSeqs = SaturatedClients / r.TP
+		}
+		p, err := planner.PlanPerf(sc)
 		if err != nil {
 			r.Skip = err.Error()
 			continue
@@ -99,31 +120,41 @@ func PredictSaturated(cat *catalog.Catalog, rows []Saturated) {
 	}
 }
 
-// FormatSaturated writes the comparison, by model and overall.
+// FormatSaturated writes the comparison, by model, by GPU family (the
+// issue's target is per family) and overall: the median |error|, the
+// median signed error (+: kvplan faster than measured) and the worst.
 func FormatSaturated(w io.Writer, rows []Saturated) {
-	by := map[string][]float64{}
-	var all []float64
+	type acc struct{ abs, signed []float64 }
+	by := map[string]*acc{}
+	add := func(k string, e float64) {
+		if by[k] == nil {
+			by[k] = &acc{}
+		}
+		by[k].abs, by[k].signed = append(by[k].abs, math.Abs(e)), append(by[k].signed, e)
+	}
+	var models []string
 	for _, r := range rows {
 		if r.Predicted > 0 {
-			e := math.Abs(r.Predicted/r.PerGPU - 1)
-			by[r.Model] = append(by[r.Model], e)
-			all = append(all, e)
+			e := r.Predicted/r.PerGPU - 1
+			if by[r.Model] == nil {
+				models = append(models, r.Model)
+			}
+			add(r.Model, e)
+			add(saturatedFamily[r.GPU], e)
+			add("all", e)
 		}
 	}
-	var keys []string
-	for k := range by {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	fmt.Fprintln(w, "| model | rows | output tokens/s per GPU: median error | worst |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|")
-	for _, k := range append(keys, "all") {
-		x := by[k]
-		if k == "all" {
-			x = all
+	sort.Strings(models)
+	fmt.Fprintln(w, "| model or GPU family | rows | output tokens/s per GPU: median error | median signed | worst |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	for _, k := range append(models, "Hopper", "Blackwell", "all") {
+		a := by[k]
+		if a == nil {
+			continue
 		}
-		med, worst, _ := stats(x, 0)
-		fmt.Fprintf(w, "| %s | %d | %s | %s |\n", k, len(x), pct(med), pct(worst))
+		med, worst, _ := stats(a.abs, 0)
+		signed, _, _ := stats(a.signed, 0)
+		fmt.Fprintf(w, "| %s | %d | %s | %+.1f%% | %s |\n", k, len(a.abs), pct(med), 100*signed, pct(worst))
 	}
 	fmt.Fprintln(w, "\n| model | GPU | tp | precision | isl | osl | measured | kvplan | running |")
 	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|---:|")
@@ -133,3 +164,6 @@ func FormatSaturated(w io.Writer, rows []Saturated) {
 		}
 	}
 }
+
+// saturatedFamily is the GPU family of the table's GPUs.
+var saturatedFamily = map[string]string{"H100": "Hopper", "H200": "Hopper", "B200": "Blackwell", "GB200": "Blackwell"}
