@@ -289,3 +289,44 @@ func TestReplayRefit(t *testing.T) {
 		t.Log(b.String())
 	}
 }
+
+var saturatedSensitivity = flag.Bool("saturated-sensitivity", false, "TestSaturatedSensitivity: print NVIDIA's saturated table under TensorRT-LLM host costs per sequence and all-reduce shares other than the shipped (a probe; nothing is fitted or committed)")
+
+// TestSaturatedSensitivity is the probe docs/engine-model.md quotes under
+// "An outside check": the saturated table with the TensorRT-LLM entries'
+// seq_us and interconnect set to other values, one grid point a table.
+func TestSaturatedSensitivity(t *testing.T) {
+	if !*saturatedSensitivity {
+		t.Skip("a probe: go test ./perf/fit -run TestSaturatedSensitivity -saturated-sensitivity -v")
+	}
+	for _, ic := range []float64{0, 0.85} {
+		for _, us := range []float64{0, 10, 15, 20} {
+			cat, err := catalog.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range cat.Efficiencies {
+				if e.Engine == "trtllm" {
+					e.SeqUS = us
+					if ic > 0 {
+						e.Interconnect = ic
+					}
+				}
+			}
+			f, err := os.Open(filepath.Join("testdata", "trtllm_max_throughput.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := ReadSaturated(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			PredictSaturated(cat, rows, false)
+			var b bytes.Buffer
+			FormatSaturated(&b, rows)
+			table, _, _ := strings.Cut(b.String(), "\n\n")
+			t.Logf("seq_us %g µs, interconnect %s\n%s", us, map[bool]string{true: "as shipped", false: fmt.Sprint(ic)}[ic == 0], table)
+		}
+	}
+}
