@@ -299,6 +299,15 @@ func TestSaturatedSensitivity(t *testing.T) {
 	if !*saturatedSensitivity {
 		t.Skip("a probe: go test ./perf/fit -run TestSaturatedSensitivity -saturated-sensitivity -v")
 	}
+	f, err := os.Open(filepath.Join("testdata", "trtllm_max_throughput.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := ReadSaturated(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, ic := range []float64{0, 0.85} {
 		for _, us := range []float64{0, 10, 15, 20} {
 			cat, err := catalog.Load()
@@ -313,20 +322,12 @@ func TestSaturatedSensitivity(t *testing.T) {
 					}
 				}
 			}
-			f, err := os.Open(filepath.Join("testdata", "trtllm_max_throughput.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, err := ReadSaturated(f)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			rows := append([]Saturated(nil), table...)
 			PredictSaturated(cat, rows, false)
 			var b bytes.Buffer
 			FormatSaturated(&b, rows)
-			table, _, _ := strings.Cut(b.String(), "\n\n")
-			t.Logf("seq_us %g µs, interconnect %s\n%s", us, map[bool]string{true: "as shipped", false: fmt.Sprint(ic)}[ic == 0], table)
+			summary, _, _ := strings.Cut(b.String(), "\n\n")
+			t.Logf("seq_us %g µs, interconnect %s\n%s", us, map[bool]string{true: "as shipped", false: fmt.Sprint(ic)}[ic == 0], summary)
 		}
 	}
 }

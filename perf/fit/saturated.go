@@ -132,22 +132,22 @@ func FormatSaturated(w io.Writer, rows []Saturated) {
 		}
 		by[k].abs, by[k].signed = append(by[k].abs, math.Abs(e)), append(by[k].signed, e)
 	}
-	var models []string
+	var names []string
 	for _, r := range rows {
 		if r.Predicted > 0 {
 			e := r.Predicted/r.PerGPU - 1
 			if by[r.Model] == nil {
-				models = append(models, r.Model)
+				names = append(names, r.Model)
 			}
 			add(r.Model, e)
 			add(saturatedFamily[r.GPU], e)
 			add("all", e)
 		}
 	}
-	sort.Strings(models)
+	sort.Strings(names)
 	fmt.Fprintln(w, "| model or GPU family | rows | output tokens/s per GPU: median error | median signed | worst |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
-	for _, k := range append(models, "Hopper", "Blackwell", "all") {
+	for _, k := range append(names, "Hopper", "Blackwell", "all") {
 		a := by[k]
 		if a == nil {
 			continue
